@@ -1,0 +1,34 @@
+"""Errors a user sees: each names the file (or config key) and the problem, nothing more."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HepfmtError(Exception):
+    """Base class; the CLI prints these as one line and exits with status 2."""
+
+
+class InputError(HepfmtError):
+    """A file that is missing, truncated, corrupt or not what it claims to be."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class ConfigError(HepfmtError):
+    """A config value that fails the schema; names the key path."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        self.key = key
+        super().__init__(f"config key {key!r}: {problem}")
+
+
+class VerificationError(HepfmtError):
+    """A written file or a read result that does not match what was asked or expected."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: {problem}")

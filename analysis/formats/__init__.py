@@ -1,0 +1,61 @@
+"""Format adapters: one module per on-disk format, all with the same small interface.
+
+Each adapter module defines ``FORMAT``, a :class:`Format` with
+
+* ``write(source, out, variant, cluster_size, options)``: write the source sample, atomically,
+  then verify from the written file's own metadata that clusters have the requested size;
+* ``describe(path)``: layout facts read back from the file (cluster sizes, baskets/pages, bytes
+  per branch group) that tables and tests use;
+* ``readers``: named readers, each computing per-branch checksums of a branch selection.
+
+Modules are imported on first use so that a Parquet-only job never loads ROOT.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.checksum import Checksum
+from analysis.codecs import Variant
+from analysis.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A way to read a format. ``prepare`` runs once per process before any timing (imports,
+    JIT declarations, thread settings); ``read`` is what gets timed."""
+
+    name: str
+    library: str  # the package whose version the provenance must name
+    prepare: Callable[[int], None]
+    read: Callable[[str, list[str]], dict[str, Checksum]]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    extension: str
+    algorithms: frozenset[str]
+    dictionary: bool
+    write: Callable[[Path, Path, Variant, int, dict], None]
+    describe: Callable[[Path], dict]
+    readers: dict[str, Reader] = field(default_factory=dict)
+
+    def variant(self, text: str, key: str = "variant") -> Variant:
+        return Variant.parse(text, set(self.algorithms), self.dictionary, key)
+
+
+_MODULES = {"ttree": "analysis.formats.ttree", "parquet": "analysis.formats.parquet"}
+
+
+def names() -> list[str]:
+    return list(_MODULES)
+
+
+def get(name: str) -> Format:
+    if name not in _MODULES:
+        raise ConfigError("formats", f"unknown format {name!r}; known: {names()}")
+    return importlib.import_module(_MODULES[name]).FORMAT
