@@ -1,15 +1,20 @@
-"""Size and read-speed measurements of one written file.
+"""Read-speed measurements of one written file, cold and warm page cache.
 
-Each read measurement, one (reader, branch selection, cache mode), runs in a fresh Python process
-so that no library state, JIT cache or allocator history leaks from one measurement into the
-next, and so that its peak RSS is its own. Inside that process:
+Each (reader, branch selection) runs in a fresh Python process so that no library state, JIT
+cache or allocator history leaks from one measurement into the next, and so that its peak RSS is
+its own. Inside that process:
 
 1. the reader is prepared (imports, C++ declarations, threads) outside any timing;
-2. one untimed read primes lazily compiled code and, for warm mode, the page cache;
-3. each timed repetition is preceded, in cold mode, by eviction of the file and a mincore check;
-   a repetition whose file still had resident pages is recorded as *not verified cold*;
-4. every repetition's per-branch checksums must equal the source's reference checksums, or the
+2. one untimed read primes lazily compiled code and the page cache;
+3. warm repetitions: timed reads of the now-cached file;
+4. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
+   ``mincore`` count of its resident pages; a repetition whose file still had resident pages is
+   recorded as *not verified cold*, and the cold figure is flagged, never reported as cold;
+5. every repetition's per-branch checksums must equal the source's reference checksums, or the
    measurement fails: a fast read of wrong data is not a result.
+
+Warm runs before cold so that one priming read serves both; a cold repetition's state differs
+from a warm one's only by the evicted pages, which is the quantity being measured.
 """
 
 from __future__ import annotations
@@ -46,12 +51,13 @@ class ReadSpec:
     reader: str
     selection: str
     branches: list[str]
-    mode: str
+    modes: list[str]
     repetitions: int
     threads: int
 
 
 def _io_read_bytes() -> int:
+    """Bytes this process caused to be fetched from storage (-1 where the kernel hides it)."""
     try:
         for line in Path("/proc/self/io").read_text().splitlines():
             if line.startswith("read_bytes:"):
@@ -67,8 +73,9 @@ def _rss_bytes() -> int:
 
 def run_read(spec: ReadSpec) -> dict:
     """The body of one measurement process (see the module docstring)."""
-    if spec.mode not in MODES:
-        raise VerificationError(spec.path, f"unknown cache mode {spec.mode!r}")
+    bad_modes = [m for m in spec.modes if m not in MODES]
+    if bad_modes:
+        raise VerificationError(spec.path, f"unknown cache mode {bad_modes[0]!r}")
     reader = formats.get(spec.format).readers[spec.reader]
     meta = read_source_meta(spec.source)
     reference = {b: tuple(meta["checksums"][b]) for b in spec.branches}
@@ -85,23 +92,26 @@ def run_read(spec: ReadSpec) -> dict:
                 f"{fmt_checksum(reference[bad[0]])}")
 
     checked_read()  # priming read, untimed
-    reps = []
-    for _ in range(spec.repetitions):
-        rep: dict[str, object] = {}
-        if spec.mode == "cold":
-            ev = evict(spec.path)
-            rep.update(pages=ev.pages, resident_before=ev.resident_before,
-                       resident_after=ev.resident_after, cold_verified=ev.verified)
-        io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
-        checked_read()
-        rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
-                   disk_read_bytes=_io_read_bytes() - io0)
-        reps.append(rep)
-    return {"repetitions": reps, "baseline_rss_bytes": baseline_rss,
-            "peak_rss_bytes": _rss_bytes()}
+    out: dict[str, list[dict]] = {}
+    for mode in sorted(spec.modes, key=lambda m: m != "warm"):  # warm first: see docstring
+        reps = []
+        for _ in range(spec.repetitions):
+            rep: dict[str, object] = {}
+            if mode == "cold":
+                ev = evict(spec.path)
+                rep.update(pages=ev.pages, resident_before=ev.resident_before,
+                           resident_after=ev.resident_after, cold_verified=ev.verified)
+            io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
+            checked_read()
+            rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
+                       disk_read_bytes=_io_read_bytes() - io0)
+            reps.append(rep)
+        out[mode] = reps
+    return {"modes": out, "baseline_rss_bytes": baseline_rss, "peak_rss_bytes": _rss_bytes()}
 
 
 def summarize(walls: list[float]) -> dict:
+    """Median and spread of repeated timings: medians resist the odd slow repetition."""
     w = np.asarray(walls)
     q25, q50, q75 = np.percentile(w, [25, 50, 75])
     return {"median_s": float(q50), "iqr_s": float(q75 - q25), "std_s": float(w.std(ddof=1))
@@ -113,32 +123,35 @@ def _spawn(spec: ReadSpec, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="hepfmt-read-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "analysis.measure", json.dumps(asdict(spec)), str(out)]
+        what = f"{spec.reader}/{spec.selection}"
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            raise VerificationError(spec.path, f"{spec.reader} read timed out ({timeout} s)") \
-                from exc
+            raise VerificationError(spec.path, f"{what} read timed out ({timeout} s)") from exc
         if proc.returncode != 0 or not out.exists():
             tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise VerificationError(spec.path, f"{spec.reader}/{spec.selection}/{spec.mode} "
-                                               f"measurement failed: {tail}")
+            raise VerificationError(spec.path, f"{what} measurement failed: {tail}")
         return json.loads(out.read_text())
 
 
-def size_record(path: Path, fmt: formats.Format, meta: dict) -> dict:
-    """File bytes, the 2018 normalised size, and compressed bytes per branch group."""
-    d = fmt.describe(path)
-    schema = schema_of(meta)
-    by_group: dict[str, int] = {}
-    for b in schema.branches:
-        by_group[b.group] = by_group.get(b.group, 0) + d["zip_bytes_by_branch"].get(b.name, 0)
-    file_bytes = path.stat().st_size
+def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
+                 naive: float, n_events: int) -> dict:
+    stats = summarize([r["wall_s"] for r in reps])
     return {
-        "file_bytes": file_bytes,
-        "naive_bytes": meta["naive_bytes"],
-        "normalized_size": file_bytes / meta["naive_bytes"],
-        "zip_bytes_by_group": by_group,
-        "layout": {k: v for k, v in d.items() if k != "zip_bytes_by_branch"},
+        "reader": spec.reader, "library": formats.get(spec.format).readers[spec.reader].library,
+        "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
+        "cold_verified": all(r.get("cold_verified", False) for r in reps)
+        if mode == "cold" else None,
+        "threads": spec.threads, "selection_zip_bytes": zip_bytes,
+        "selection_naive_bytes": naive, **stats,
+        "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
+        "mb_per_s_naive": naive / stats["median_s"] / 1e6,
+        "events_per_s": n_events / stats["median_s"],
+        "cpu_median_s": float(np.median([r["cpu_s"] for r in reps])),
+        "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
+        "peak_rss_bytes": res["peak_rss_bytes"],
+        "baseline_rss_bytes": res["baseline_rss_bytes"],
+        "repetitions": reps,
     }
 
 
@@ -146,14 +159,13 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
                  modes: list[str], repetitions: int, threads: int, out: str | Path,
                  timeout: float = 3600.0) -> dict:
-    """Measure size and every requested read of one file; write one JSON, atomically."""
+    """Measure every requested read of one file; write one JSON, atomically, or nothing."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    size = size_record(path, fmt, meta)
     zip_by_branch = fmt.describe(path)["zip_bytes_by_branch"]
     reads = []
     for reader in readers:
@@ -164,32 +176,18 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
             missing = [b for b in branches if b not in meta["checksums"]]
             if missing:
                 raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
+            spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
+                            list(modes), repetitions, threads)
+            res = _spawn(spec, timeout)
             zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
             naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
-            for mode in modes:
-                spec = ReadSpec(str(path), str(source), format_name, reader, sel_name,
-                                branches, mode, repetitions, threads)
-                res = _spawn(spec, timeout)
-                stats = summarize([r["wall_s"] for r in res["repetitions"]])
-                cold_ok = all(r.get("cold_verified", False) for r in res["repetitions"])
-                reads.append({
-                    "reader": reader, "library": fmt.readers[reader].library,
-                    "selection": sel_name, "n_branches": len(branches), "mode": mode,
-                    "cold_verified": cold_ok if mode == "cold" else None,
-                    "threads": threads, "selection_zip_bytes": zip_bytes,
-                    "selection_naive_bytes": naive, **stats,
-                    "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
-                    "mb_per_s_naive": naive / stats["median_s"] / 1e6,
-                    "events_per_s": meta["n_events"] / stats["median_s"],
-                    "cpu_median_s": float(np.median([r["cpu_s"] for r in res["repetitions"]])),
-                    "peak_rss_bytes": res["peak_rss_bytes"],
-                    "baseline_rss_bytes": res["baseline_rss_bytes"],
-                    "repetitions": res["repetitions"],
-                })
+            for mode, reps in res["modes"].items():
+                reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
+                                          meta["n_events"]))
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": format_name, "variant": variant, "cluster_size": cluster_size,
-        "n_events": meta["n_events"], **size, "reads": reads,
+        "n_events": meta["n_events"], "reads": reads,
         "provenance": collect(data_path=path.parent),
     }
     write_json(out, doc)

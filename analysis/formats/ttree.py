@@ -83,7 +83,8 @@ std::vector<ULong64_t> rdf_checksums(const std::string &path, const std::string 
     const auto t = df.GetColumnType(c);
 #define HEPFMT_T(NAME, T)                                                     \
     if (t == NAME) { res.push_back(book<T>(node, c)); continue; }            \
-    if (t == "ROOT::VecOps::RVec<" NAME ">") { res.push_back(book<ROOT::RVec<T>>(node, c)); continue; }
+    if (t == "ROOT::VecOps::RVec<" NAME ">") {                                 \
+      res.push_back(book<ROOT::RVec<T>>(node, c)); continue; }
     HEPFMT_T("Bool_t", bool) HEPFMT_T("Char_t", Char_t) HEPFMT_T("UChar_t", UChar_t)
     HEPFMT_T("Short_t", Short_t) HEPFMT_T("UShort_t", UShort_t) HEPFMT_T("Int_t", Int_t)
     HEPFMT_T("UInt_t", UInt_t) HEPFMT_T("Long64_t", Long64_t) HEPFMT_T("ULong64_t", ULong64_t)
@@ -140,7 +141,10 @@ def _compile_reader(ROOT) -> None:
 
 def _open(path: str | Path):
     ROOT = _root()
-    f = ROOT.TFile.Open(str(path), "READ")
+    try:  # PyROOT raises OSError for unopenable files; older versions return a zombie
+        f = ROOT.TFile.Open(str(path), "READ")
+    except OSError as exc:
+        raise InputError(path, f"not a readable ROOT file ({exc})") from exc
     if not f or f.IsZombie():
         raise InputError(path, "not a readable ROOT file")
     t = f.Get(TREE)
@@ -168,7 +172,10 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
             max_len[c] = max(max_len[c], int(to_column(batch.column(c)).values.max(initial=0)))
 
     with atomic_path(out) as tmp:
-        f = ROOT.TFile(str(tmp), "RECREATE", "", settings)
+        try:
+            f = ROOT.TFile(str(tmp), "RECREATE", "", settings)
+        except OSError as exc:
+            raise InputError(out, f"ROOT could not create the file ({exc})") from exc
         if f.IsZombie():
             raise InputError(out, "ROOT could not create the file")
         t = ROOT.TTree(TREE, "NanoAOD-like events written by hepfmt")

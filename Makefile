@@ -1,0 +1,36 @@
+# hepfmt: the two commands a user needs, each setting itself up on a fresh machine.
+#   make run    create .venv (pinned: pyproject.toml + requirements.lock) and run the default study
+#   make test   create .venv and run the test suite (lint + pytest); .ci/run calls exactly this
+# Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV.
+
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= all
+CONFIG ?= config/default.yaml
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.hepfmt-installed
+
+.PHONY: run test lint dryrun clean-results
+
+$(STAMP): pyproject.toml requirements.lock
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hepfmt needs Python >= 3.11 (set PYTHON=...)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+
+dryrun: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
+	$(BIN)/python -m pytest
+
+clean-results:
+	rm -rf results/sources results/files results/sizes results/measurements results/tables \
+		results/logs results/config.yaml results/provenance.json

@@ -1,0 +1,36 @@
+# hepfmt: ROOT vs Parquet (and friends) on NanoAOD-like data. Thin entry point: configuration
+# and validation here, one rule file per stage in workflow/rules/.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+# A --configfile names a whole study; Snakemake would deep-merge it into the default one (mixing
+# their samples), so the default is loaded only when no config file is given.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/default.yaml"
+
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+from analysis import grid  # noqa: E402  (the package every rule calls; also names every path)
+
+grid.check(config)
+RESULTS = config["results"]
+FILES = grid.files(config)
+MEASURED = grid.measured(config)
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/convert.smk"
+include: "workflow/rules/measure.smk"
+include: "workflow/rules/tabulate.smk"
+
+
+rule all:
+    input:
+        rules.tabulate.output,
+    default_target: True

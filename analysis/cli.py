@@ -1,0 +1,148 @@
+"""``hepfmt``: the command line the workflow's rules call, usable by hand for one step at a time."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import yaml
+
+from analysis.errors import ConfigError, HepfmtError
+
+
+def _option(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    key, value = text.split("=", 1)
+    return key, yaml.safe_load(value)
+
+
+def _selection(text: str) -> tuple[str, list[str] | str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=BRANCH,BRANCH,... or NAME=*")
+    name, branches = text.split("=", 1)
+    return name, "*" if branches == "*" else branches.split(",")
+
+
+def cmd_generate(a: argparse.Namespace) -> None:
+    from analysis.atomic import write_json
+    from analysis.generate import generate
+    from analysis.schema import Schema, default_schema
+    from analysis.source import describe_source, sidecar_path
+
+    schema = Schema.from_json(a.schema) if a.schema else default_schema()
+    generate(schema, a.process, a.seed, a.events, a.output)
+    meta = describe_source(a.output, schema)
+    meta.update(sample=a.sample or Path(a.output).stem, process=a.process, seed=a.seed,
+                schema_origin=schema.origin, schema=[asdict(b) for b in schema.branches])
+    write_json(sidecar_path(a.output), meta)
+
+
+def cmd_convert(a: argparse.Namespace) -> None:
+    from analysis import formats
+    from analysis.size import write_size_record
+
+    fmt = formats.get(a.format)
+    variant = fmt.variant(a.variant, "--variant")
+    fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, dict(a.option))
+    if a.size_output:
+        write_size_record(a.output, a.format, variant.name, a.cluster_size, a.source,
+                          a.size_output)
+
+
+def cmd_measure(a: argparse.Namespace) -> None:
+    from analysis.measure import measure_file
+
+    if a.repetitions < 5:
+        raise ConfigError("--repetitions", "at least 5 repetitions are required")
+    measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
+                 dict(a.selection), a.modes.split(","), a.repetitions, a.threads, a.output,
+                 a.timeout)
+
+
+def cmd_tabulate(a: argparse.Namespace) -> None:
+    from analysis import config as cfg
+    from analysis.tabulate import tabulate
+
+    tabulate(cfg.load(a.config), a.sizes, a.reads, a.output, a.provenance)
+
+
+def cmd_check_config(a: argparse.Namespace) -> None:
+    from analysis import config as cfg
+    from analysis.grid import files, measured
+
+    c = cfg.load(a.config)
+    print(f"{a.config}: valid; {len(c['samples'])} samples, {len(files(c))} files to write, "
+          f"{len(measured(c))} to read-measure")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hepfmt", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    g = sub.add_parser("generate", help="generate a NanoAOD-like source sample (Arrow IPC)")
+    g.add_argument("--process", required=True)
+    g.add_argument("--events", type=int, required=True)
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
+    g.add_argument("--schema", help="branch schema JSON (default: built-in NanoAOD schema)")
+    g.add_argument("-o", "--output", required=True)
+    g.set_defaults(func=cmd_generate)
+
+    c = sub.add_parser("convert", help="write a source sample in one format/variant/cluster size")
+    c.add_argument("source")
+    c.add_argument("--format", required=True)
+    c.add_argument("--variant", required=True, help="e.g. none, zlib-1, zstd-5, none+dict")
+    c.add_argument("--cluster-size", type=int, required=True)
+    c.add_argument("--option", type=_option, action="append", default=[],
+                   help="writer option KEY=VALUE (repeatable), e.g. basket_size=32000")
+    c.add_argument("-o", "--output", required=True)
+    c.add_argument("--size-output", help="also write the file's size record (JSON) here")
+    c.set_defaults(func=cmd_convert)
+
+    m = sub.add_parser("measure", help="measure cold/warm reads of one file")
+    m.add_argument("file")
+    m.add_argument("--source", required=True, help="the source sample the file was written from")
+    m.add_argument("--format", required=True)
+    m.add_argument("--variant", required=True)
+    m.add_argument("--cluster-size", type=int, required=True)
+    m.add_argument("--readers", required=True, help="comma-separated reader names")
+    m.add_argument("--selection", type=_selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
+    m.add_argument("--modes", default="cold,warm")
+    m.add_argument("--repetitions", type=int, default=5)
+    m.add_argument("--threads", type=int, default=1)
+    m.add_argument("--timeout", type=float, default=3600.0)
+    m.add_argument("-o", "--output", required=True)
+    m.set_defaults(func=cmd_measure)
+
+    t = sub.add_parser("tabulate", help="size, read-time and ratio tables from measurements")
+    t.add_argument("--config", required=True)
+    t.add_argument("--sizes", nargs="+", required=True, help="size records from convert")
+    t.add_argument("--reads", nargs="*", default=[], help="read measurements from measure")
+    t.add_argument("-o", "--output", required=True, help="output directory for tables")
+    t.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
+    t.set_defaults(func=cmd_tabulate)
+
+    k = sub.add_parser("check-config", help="validate a config file and count its files")
+    k.add_argument("config")
+    k.set_defaults(func=cmd_check_config)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except HepfmtError as exc:
+        print(f"hepfmt {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

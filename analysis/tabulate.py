@@ -1,0 +1,313 @@
+"""Tables in the shape of the 2018 study, from measurement files.
+
+* ``size``: normalised size (file bytes / naive bytes), mean ± std over samples, per format ×
+  variant × cluster size;
+* ``reads``: read time per format × variant × reader × selection × cache mode (per sample the
+  median of the repetitions; across samples mean ± std), with MB/s and events/s;
+* ``ratios``: ROOT / Parquet size ratio and ROOT rate / Parquet rate ratio per pairing, cluster
+  size, selection and mode (the ratio is taken per sample, then averaged);
+* ``repetitions``: every timed repetition, for anyone who wants other statistics.
+
+Each CSV starts with ``#`` provenance lines (``pandas.read_csv(comment="#")`` skips them); each
+Markdown file ends with the same block. A cold figure whose eviction was not verified by mincore
+is marked with † and its ``cold_verified`` column is false.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.atomic import atomic_path, write_json
+from analysis.errors import InputError
+from analysis.provenance import collect
+
+KEYS = ["format", "variant", "cluster_size"]
+READ_KEYS = [*KEYS, "reader", "selection", "mode"]
+
+
+def _read_doc(path: str | Path, keys: tuple[str, ...]) -> dict:
+    try:
+        doc = json.loads(Path(path).read_text())
+        missing = [k for k in keys if k not in doc]
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"not a readable hepfmt result ({exc})") from exc
+    if missing:
+        raise InputError(path, f"not a complete hepfmt result (no {', '.join(missing)})")
+    return doc
+
+
+_BASE = ("sample", "process", *KEYS, "n_events", "provenance")
+
+
+def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
+    """One row per written file: its size figures and compressed bytes per branch group."""
+    rows, provs = [], []
+    for p in paths:
+        doc = _read_doc(p, (*_BASE, "file_bytes", "naive_bytes", "normalized_size"))
+        groups = {f"zip_bytes:{g}": v for g, v in doc.get("zip_bytes_by_group", {}).items()}
+        rows.append({**{k: doc[k] for k in _BASE if k != "provenance"},
+                     "file_bytes": doc["file_bytes"], "naive_bytes": doc["naive_bytes"],
+                     "normalized_size": doc["normalized_size"],
+                     "normalized_size_no_triggers": doc.get("normalized_size_no_triggers"),
+                     **groups})
+        provs.append(doc["provenance"])
+    return pd.DataFrame(rows), provs
+
+
+def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """One row per (file, reader, selection, mode), and one per timed repetition."""
+    reads, reps, provs = [], [], []
+    for p in paths:
+        doc = _read_doc(p, (*_BASE, "reads"))
+        base = {k: doc[k] for k in _BASE if k != "provenance"}
+        for r in doc["reads"]:
+            reads.append({**base, **{k: v for k, v in r.items() if k != "repetitions"}})
+            for i, rep in enumerate(r["repetitions"]):
+                reps.append({**base, **{k: r[k] for k in ("reader", "selection", "mode")},
+                             "repetition": i, **rep})
+        provs.append(doc["provenance"])
+    return pd.DataFrame(reads), pd.DataFrame(reps), provs
+
+
+def _mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
+    g = df.groupby(keys, sort=True)[col]
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    return out.rename(columns={"mean": f"{col}_mean", "std": f"{col}_std",
+                               "count": "n_samples"})
+
+
+def size_table(sizes: pd.DataFrame) -> pd.DataFrame:
+    t = _mean_std(sizes, KEYS, "normalized_size")
+    if sizes["normalized_size_no_triggers"].notna().all():
+        nt = _mean_std(sizes, KEYS, "normalized_size_no_triggers").drop(columns="n_samples")
+        t = t.merge(nt, on=KEYS)
+    return t
+
+
+def group_table(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Where the bytes go: mean compressed bytes per event of each branch group."""
+    cols = [c for c in sizes.columns if c.startswith("zip_bytes:")]
+    per_event = sizes[cols].div(sizes["n_events"], axis=0)
+    per_event.columns = [c.split(":", 1)[1] for c in cols]
+    d = pd.concat([sizes[KEYS], per_event], axis=1)
+    return d.groupby(KEYS, sort=True).mean().reset_index()
+
+
+def read_table(reads: pd.DataFrame) -> pd.DataFrame:
+    t = _mean_std(reads, READ_KEYS, "median_s")
+    extra = reads.groupby(READ_KEYS).agg(
+        iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
+        mb_per_s_compressed=("mb_per_s_compressed", "mean"),
+        mb_per_s_naive=("mb_per_s_naive", "mean"), events_per_s=("events_per_s", "mean"),
+        peak_rss_mb=("peak_rss_bytes", lambda x: x.max() / 2**20),
+        cold_verified=("cold_verified", lambda x: None if x.isna().all() else bool(x.all())),
+    ).reset_index()
+    return t.merge(extra, on=READ_KEYS)
+
+
+def default_pairs(config: dict) -> list[dict]:
+    """Same-algorithm pairings (ignoring levels, no dictionary) when the config names none."""
+    def algo(v: str) -> str:
+        return v.split("+")[0].split("-")[0]
+
+    fm = config["formats"]
+    return [{"ttree": tv, "parquet": pv}
+            for tv in fm.get("ttree", {}).get("variants", [])
+            for pv in fm.get("parquet", {}).get("variants", [])
+            if algo(tv) == algo(pv) and "+dict" not in pv]
+
+
+def ratio_table(config: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
+    pairs = config.get("compare", {}).get("pairs") or default_pairs(config)
+    readers = config.get("compare", {}).get("readers", {"ttree": "rdf", "parquet": "pyarrow"})
+    rows = []
+    for pair in pairs:
+        label = pair.get("label") or f"{pair['ttree']} vs {pair['parquet']}"
+        r = sizes[(sizes.format == "ttree") & (sizes.variant == pair["ttree"])]
+        q = sizes[(sizes.format == "parquet") & (sizes.variant == pair["parquet"])]
+        m = r.merge(q, on=["sample", "cluster_size"], suffixes=("_r", "_p"))
+        for _, x in m.iterrows():
+            rows.append({"pair": label, "ttree": pair["ttree"], "parquet": pair["parquet"],
+                         "cluster_size": x.cluster_size, "sample": x["sample"],
+                         "quantity": "size", "selection": "", "mode": "",
+                         "ratio": x.file_bytes_r / x.file_bytes_p})
+        if reads.empty:
+            continue
+        rr = reads[(reads.format == "ttree") & (reads.variant == pair["ttree"])
+                   & (reads.reader == readers.get("ttree"))]
+        qq = reads[(reads.format == "parquet") & (reads.variant == pair["parquet"])
+                   & (reads.reader == readers.get("parquet"))]
+        m = rr.merge(qq, on=["sample", "cluster_size", "selection", "mode"], suffixes=("_r", "_p"))
+        for _, x in m.iterrows():
+            rows.append({"pair": label, "ttree": pair["ttree"], "parquet": pair["parquet"],
+                         "cluster_size": x.cluster_size, "sample": x["sample"],
+                         "quantity": "rate", "selection": x.selection, "mode": x["mode"],
+                         # ROOT rate / Parquet rate = Parquet time / ROOT time
+                         "ratio": x.median_s_p / x.median_s_r})
+    if not rows:
+        return pd.DataFrame(columns=["pair", "ttree", "parquet", "cluster_size", "quantity",
+                                     "selection", "mode", "ratio_mean", "ratio_std",
+                                     "n_samples"])
+    df = pd.DataFrame(rows)
+    return _mean_std(df, ["pair", "ttree", "parquet", "quantity", "selection", "mode",
+                          "cluster_size"], "ratio")
+
+
+def _pm(mean: float, std: float, digits: int = 3) -> str:
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _md_pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
+              digits: int = 3, mark: pd.Series | None = None) -> str:
+    cell = [_pm(a, b, digits) for a, b in zip(df[mean], df[std], strict=True)]
+    if mark is not None:
+        cell = [c + (" †" if m is False else "") for c, m in zip(cell, mark, strict=True)]
+    d = df.assign(cell=cell)
+    p = d.pivot_table(index=index, columns=column, values="cell", aggfunc="first")
+    p.columns = [str(c) for c in p.columns]
+    return p.reset_index().to_markdown(index=False)
+
+
+def _provenance_lines(prov: dict) -> list[str]:
+    v = prov["versions"]
+    m = prov["machine"]
+    fs = prov.get("filesystem", {})
+    return [
+        f"generated: {prov['date']} by hepfmt {prov.get('hepfmt_commit', '')}",
+        "versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)),
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_bytes'] / 2**30:.1f} GiB, "
+        f"kernel {m['kernel']}",
+        f"data filesystem: {fs.get('type', '?')} at {fs.get('mount', '?')}",
+        f"config hash: {prov.get('config_hash', '?')}; {prov.get('n_files', '?')} files; "
+        f"{prov.get('n_read_measurements', 0)} read measurements of "
+        f"{prov.get('repetitions', '?')} timed repetitions each (after one untimed read); "
+        "spread = std over samples of per-sample medians",
+        *([f"WARNING: measurements mixed different {', '.join(prov['mixed'])}; see "
+           "provenance.json"] if prov.get("mixed") else []),
+    ]
+
+
+def _write_csv(df: pd.DataFrame, path: Path, prov_lines: list[str]) -> None:
+    with atomic_path(path) as tmp, open(tmp, "w") as f:
+        for line in prov_lines:
+            f.write(f"# {line}\n")
+        df.to_csv(f, index=False)
+
+
+def _write_md(title: str, sections: list[tuple[str, str]], path: Path,
+              prov_lines: list[str]) -> None:
+    body = [f"# {title}", ""]
+    for heading, text in sections:
+        body += [f"## {heading}", "", text, ""]
+    body += ["## Provenance", ""] + [f"- {line}" for line in prov_lines] + [""]
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(body))
+
+
+def _provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
+                reads: pd.DataFrame) -> dict:
+    """Tabulation provenance plus what the measuring processes recorded about themselves.
+
+    The versions and machine reported are those of the measurements; if the measurements were
+    made with different versions or on different machines, that is said, not averaged away.
+    """
+    prov = collect(config, data_path=out)
+    versions = sorted({json.dumps(p["versions"], sort_keys=True) for p in provs})
+    machines = sorted({json.dumps(p["machine"], sort_keys=True) for p in provs})
+    filesystems = sorted({json.dumps(p.get("filesystem", {}), sort_keys=True) for p in provs})
+    prov["tabulated_with"] = {"versions": prov["versions"], "machine": prov["machine"]}
+    prov["versions"] = json.loads(versions[0])
+    prov["machine"] = json.loads(machines[0])
+    prov["filesystem"] = json.loads(filesystems[0])
+    prov["mixed"] = [k for k, v in (("versions", versions), ("machine", machines),
+                                    ("filesystem", filesystems)) if len(v) > 1]
+    prov["n_files"] = n_sizes
+    prov["n_read_measurements"] = len(reads)
+    prov["repetitions"] = int(reads["n"].min()) if not reads.empty else 0
+    prov["config"] = config
+    return prov
+
+
+def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
+    if rt.empty:
+        return [("No read measurements", "The config's measure sub-grid is empty.")]
+    largest = rt.cluster_size.max()
+    sections = []
+    for sel in rt.selection.unique():
+        d = rt[(rt.selection == sel) & (rt.cluster_size == largest)]
+        sections.append((f"Read time in seconds, selection '{sel}', cluster size {largest}",
+                         _md_pivot(d, ["format", "variant", "reader"], "mode",
+                                   "median_s_mean", "median_s_std", 4,
+                                   mark=d.cold_verified)))
+        for mode in rt["mode"].unique():
+            d = rt[(rt.selection == sel) & (rt["mode"] == mode)]
+            sections.append((f"Events/s by cluster size, selection '{sel}', {mode} cache",
+                             d.pivot_table(index=["format", "variant", "reader"],
+                                           columns="cluster_size", values="events_per_s")
+                             .round(0).reset_index().to_markdown(index=False)))
+    sections.append(("Peak memory (MB) of the reading process, by selection",
+                     rt.pivot_table(index=["format", "reader"], columns="selection",
+                                    values="peak_rss_mb", aggfunc="max")
+                     .round(0).reset_index().to_markdown(index=False)))
+    sections.append(("Legend", "† cold-cache eviction not verified by mincore for at least "
+                               "one repetition: not a cold figure"))
+    return sections
+
+
+def _ratio_sections(ratios: pd.DataFrame) -> list[tuple[str, str]]:
+    if ratios.empty:
+        return [("No ratios", "No ROOT/Parquet pairing had files on both sides.")]
+    sections = [("ROOT size / Parquet size", _md_pivot(
+        ratios[ratios.quantity == "size"], ["pair"], "cluster_size", "ratio_mean",
+        "ratio_std"))]
+    r = ratios[ratios.quantity == "rate"]
+    for (sel, mode), d in r.groupby(["selection", "mode"]):
+        sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache",
+                         _md_pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
+    return sections
+
+
+def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterable[str | Path],
+             out_dir: str | Path, provenance_path: str | Path | None = None) -> dict:
+    """Every table of the study from its size records and read measurements."""
+    out = Path(out_dir)
+    sizes, size_provs = load_sizes(size_files)
+    if sizes.empty:
+        raise InputError(out, "no size records to tabulate")
+    reads, reps, read_provs = load_reads(read_files)
+    prov = _provenance(config, out, size_provs + read_provs, len(sizes), reads)
+    lines = _provenance_lines(prov)
+
+    st = size_table(sizes)
+    gt = group_table(sizes)
+    rt = read_table(reads) if not reads.empty else pd.DataFrame()
+    ratios = ratio_table(config, sizes, reads)
+    for name, df in (("size", st), ("groups", gt), ("reads", rt), ("ratios", ratios),
+                     ("repetitions", reps)):
+        _write_csv(df, out / f"{name}.csv", lines)
+
+    size_sections = [(
+        "mean ± std over samples, per cluster size (entries per cluster / rows per row group)",
+        _md_pivot(st, ["format", "variant"], "cluster_size", "normalized_size_mean",
+                  "normalized_size_std"))]
+    if "normalized_size_no_triggers_mean" in st:
+        size_sections.append(("Without the trigger/flag branches (as the 2018 table)", _md_pivot(
+            st, ["format", "variant"], "cluster_size", "normalized_size_no_triggers_mean",
+            "normalized_size_no_triggers_std")))
+    largest = gt.cluster_size.max()
+    size_sections.append((f"Compressed bytes per event by branch group, cluster size {largest}",
+                          gt[gt.cluster_size == largest].drop(columns="cluster_size")
+                          .round(1).to_markdown(index=False)))
+    _write_md("Normalized size (file bytes / naive bytes)", size_sections, out / "size.md",
+              lines)
+    _write_md("Read time (per sample: median of repetitions; mean ± std over samples)",
+              _read_sections(rt), out / "reads.md", lines)
+    _write_md("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
+              _ratio_sections(ratios), out / "ratios.md", lines)
+    write_json(provenance_path or out / "provenance.json", prov)
+    return prov

@@ -1,0 +1,83 @@
+"""Config validation: a wrong config is refused with an error that names the key.
+
+The CLI and Snakemake validate with the same schema file; these tests go through the CLI's
+loader (the Snakemake side is exercised by test_workflow.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis import config as cfg
+from analysis.errors import ConfigError, InputError
+from analysis.grid import files, measured
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _base() -> dict:
+    return yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "test.yaml", "paper.yaml"])
+def test_shipped_configs_are_valid(name: str) -> None:
+    c = cfg.load(ROOT / "config" / name)
+    assert files(c) and measured(c)
+
+
+def test_defaults_are_filled() -> None:
+    c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
+                      "cluster_sizes": [5], "formats": {"parquet": {"variants": ["none"]}}})
+    assert c["measure"]["repetitions"] == 5
+    assert c["measure"]["selections"]["all"] == "*"
+    assert c["samples"]["A"]["seed"] == 1
+
+
+@pytest.mark.parametrize(("edit", "key"), [
+    (lambda c: c.update(clusters=[1]), "(top level)"),
+    (lambda c: c["samples"]["DYJetsToLL"].update(n_events=0), "samples.DYJetsToLL.n_events"),
+    (lambda c: c["samples"]["DYJetsToLL"].update(process="Higgs"),
+     "samples.DYJetsToLL.process"),
+    (lambda c: c["formats"]["ttree"]["variants"].append("gzip"), "formats.ttree.variants[2]"),
+    (lambda c: c["formats"]["ttree"]["variants"].append("zstd+dict"),
+     "formats.ttree.variants[2]"),
+    (lambda c: c["formats"]["parquet"]["variants"].append("zstd-x"),
+     "formats.parquet.variants[2]"),
+    (lambda c: c["measure"].update(repetitions=3), "measure.repetitions"),
+    (lambda c: c["measure"].update(readers={"ttree": ["rdf"], "parquet": ["pandas"]}),
+     "measure.readers.parquet"),
+    (lambda c: c["measure"].update(cluster_sizes=[999]), "measure.cluster_sizes[0]"),
+    (lambda c: c["measure"].update(variants={"parquet": ["brotli"]}),
+     "measure.variants.parquet[0]"),
+    (lambda c: c["compare"]["pairs"].append({"ttree": "lzma", "parquet": "none"}),
+     "compare.pairs[2].ttree"),
+])
+def test_bad_config_names_the_key(edit, key: str) -> None:
+    c = _base()
+    edit(c)
+    with pytest.raises(ConfigError) as err:
+        cfg.validate(c)
+    assert repr(key) in str(err.value)
+
+
+def test_unreadable_config_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("samples: [unclosed")
+    with pytest.raises(InputError, match=r"bad\.yaml"):
+        cfg.load(bad)
+    with pytest.raises(InputError, match=r"missing\.yaml"):
+        cfg.load(tmp_path / "missing.yaml")
+
+
+def test_measured_is_the_requested_subgrid() -> None:
+    c = _base()
+    c["measure"].update(cluster_sizes=[1500], variants={"ttree": ["zstd-5"]})
+    c = cfg.validate(c)
+    m = measured(c)
+    assert {f.cluster_size for f in m} == {1500}
+    assert {(f.format, f.variant) for f in m} == {("ttree", "zstd-5"), ("parquet", "none"),
+                                                  ("parquet", "zstd-3")}
+    assert len(files(c)) == 2 * 2 * 4  # samples x cluster sizes x variants

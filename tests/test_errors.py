@@ -1,0 +1,189 @@
+"""Bad inputs give one-line errors naming the file (or key); failed writes leave nothing behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis import formats
+from analysis.cli import main
+from analysis.errors import InputError, VerificationError
+from analysis.schema import Schema
+from analysis.source import open_source, read_source_meta
+
+# ROOT reports its recovery attempt on a truncated file as a Python warning; expected here.
+pytestmark = pytest.mark.filterwarnings("ignore:no keys recovered:RuntimeWarning")
+
+READERS = [(f, r) for f in formats.names() for r in formats.get(f).readers]
+EXT = {"ttree": "root", "parquet": "parquet"}
+
+def _truncated(src: Path, dst: Path) -> Path:
+    data = src.read_bytes()
+    dst.write_bytes(data[: len(data) // 2])
+    return dst
+
+
+@pytest.fixture(scope="module")
+def bad_files(written, tmp_path_factory) -> dict[tuple[str, str], Path]:
+    """(format, kind) -> a broken file of that kind."""
+    d = tmp_path_factory.mktemp("bad")
+    garbage = d / "garbage.bin"
+    garbage.write_bytes(os.urandom(4096))
+    files = {}
+    for fmt in formats.names():
+        good = written(fmt, "none")
+        files[fmt, "truncated"] = _truncated(good, d / f"truncated.{EXT[fmt]}")
+        files[fmt, "missing"] = d / f"missing.{EXT[fmt]}"
+        files[fmt, "garbage"] = garbage
+    return files
+
+
+def _describe_param(fmt: str, kind: str):
+    return pytest.param(fmt, kind, id=f"{fmt}-{kind}")
+
+
+@pytest.mark.parametrize(("fmt", "kind"), [
+    _describe_param(f, k) for f in formats.names() for k in ("truncated", "missing", "garbage")])
+def test_describe_bad_file_is_input_error(bad_files, fmt, kind):
+    """A truncated, missing or foreign file is an InputError naming the path, not a traceback."""
+    path = bad_files[fmt, kind]
+    with pytest.raises(InputError) as exc:
+        formats.get(fmt).describe(path)
+    assert str(path) in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["truncated", "missing", "garbage"])
+@pytest.mark.parametrize(("fmt", "reader"), READERS, ids=[f"{f}-{r}" for f, r in READERS])
+def test_read_bad_file_is_input_error(bad_files, selection, fmt, reader, kind):
+    """Every reader turns its library's failure on a broken file into an InputError."""
+    r = formats.get(fmt).readers[reader]
+    r.prepare(1)
+    path = bad_files[fmt, kind]
+    with pytest.raises(InputError) as exc:
+        r.read(str(path), selection)
+    assert str(path) in str(exc.value)
+
+
+@pytest.mark.parametrize(("fmt", "reader"), READERS, ids=[f"{f}-{r}" for f, r in READERS])
+def test_missing_branch_is_input_error(written, fmt, reader):
+    """A selection naming a branch the file lacks must say which branch."""
+    r = formats.get(fmt).readers[reader]
+    r.prepare(1)
+    path = str(written(fmt, "none"))
+    with pytest.raises(InputError) as exc:
+        r.read(path, ["nJet", "Jet_pt", "Jet_nosuchthing"])
+    assert "Jet_nosuchthing" in str(exc.value)
+    assert path in str(exc.value)
+
+
+@pytest.fixture(scope="module")
+def root_without_events(tmp_path_factory) -> Path:
+    import ROOT
+
+    path = tmp_path_factory.mktemp("notree") / "histogram.root"
+    f = ROOT.TFile(str(path), "RECREATE")
+    h = ROOT.TH1F("h", "h", 10, 0.0, 1.0)
+    h.Write()
+    t = ROOT.TTree("Other", "not the events")
+    t.Write()
+    f.Close()
+    return path
+
+
+def test_root_file_without_events_tree(root_without_events, selection):
+    """A valid ROOT file that is not an event file: describe and every reader name the file."""
+    fmt = formats.get("ttree")
+    with pytest.raises(InputError, match="no TTree named 'Events'") as exc:
+        fmt.describe(root_without_events)
+    assert str(root_without_events) in str(exc.value)
+    for r in fmt.readers.values():
+        r.prepare(1)
+        with pytest.raises(InputError) as exc:
+            r.read(str(root_without_events), selection)
+        assert str(root_without_events) in str(exc.value)
+
+
+def test_source_errors(tmp_path, source):
+    """A missing sidecar, a non-Arrow source or a bad schema file name the offending file."""
+    garbage = tmp_path / "garbage.arrow"
+    garbage.write_bytes(b"not arrow at all" * 100)
+    with pytest.raises(InputError, match="Arrow IPC") as exc:
+        open_source(garbage)
+    assert str(garbage) in str(exc.value)
+    with pytest.raises(InputError, match="sidecar") as exc:
+        read_source_meta(garbage)
+    assert str(tmp_path / "garbage.json") in str(exc.value)
+    with pytest.raises(InputError, match="schema") as exc:
+        Schema.from_json(garbage)
+    assert str(garbage) in str(exc.value)
+    # a source copied without its sidecar cannot be converted, and nothing is written
+    lone = tmp_path / "lone.arrow"
+    shutil.copy(source, lone)
+    out = tmp_path / "out" / "lone.parquet"
+    fmt = formats.get("parquet")
+    with pytest.raises(InputError, match="sidecar"):
+        fmt.write(lone, out, fmt.variant("none"), 250, {})
+    assert not out.exists()
+
+
+# --- the command line --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("fmt", "variant", "problem"), [
+    ("ttree", "brotli", "algorithm 'brotli'"),
+    ("ttree", "zstd+dict", "no dictionary encoding"),
+    ("parquet", "zstd_3", "is not <algorithm>"),
+    ("parquet", "none-1", "'none' takes no level"),
+])
+def test_cli_convert_bad_variant(capsys, tmp_path, source, fmt, variant, problem):
+    """A bad variant exits with status 2 and one error line naming the config key."""
+    out = tmp_path / f"x.{EXT[fmt]}"
+    rc = main(["convert", str(source), "--format", fmt, "--variant", variant,
+               "--cluster-size", "250", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "hepfmt convert: error:" in err
+    assert re.search(r"config key '(--)?variant'", err), err
+    assert problem in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_cli_convert_unknown_format(capsys, tmp_path, source):
+    rc = main(["convert", str(source), "--format", "hdf5", "--variant", "none",
+               "--cluster-size", "250", "-o", str(tmp_path / "x.h5")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "'formats'" in err and "hdf5" in err
+
+
+# --- atomic writes -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("fmt", "options"), [
+    ("parquet", {"data_page_size": "abc"}),
+    ("parquet", {"no_such_option": 1}),
+    ("ttree", {"basket_policy": "bogus"}),
+], ids=["parquet-bad-value", "parquet-unknown-option", "ttree-bad-policy"])
+def test_failed_write_leaves_nothing(tmp_path, source, fmt, options):
+    """A refused writer option is a VerificationError naming the output, and neither the output
+    nor a temporary file is left for Snakemake to mistake for a result."""
+    f = formats.get(fmt)
+    outdir = tmp_path / "out"
+    out = outdir / f"sample.{f.extension}"
+    with pytest.raises(VerificationError) as exc:
+        f.write(source, out, f.variant("none"), 250, options)
+    assert str(out) in str(exc.value)
+    assert not out.exists()
+    assert not outdir.exists() or list(outdir.iterdir()) == []
+
+
+def test_failed_write_keeps_no_partial_file_via_cli(capsys, tmp_path, source):
+    out = tmp_path / "out" / "sample.parquet"
+    rc = main(["convert", str(source), "--format", "parquet", "--variant", "zstd-3",
+               "--cluster-size", "250", "--option", "data_page_size=abc", "-o", str(out)])
+    assert rc == 2
+    assert str(out) in capsys.readouterr().err
+    assert list(out.parent.iterdir()) == []

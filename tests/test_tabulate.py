@@ -1,0 +1,155 @@
+"""Tables from a small, hand-made set of size records and read measurements.
+
+The numbers are chosen so that every mean, std and ratio can be checked by hand: if the tables
+are wrong here, every published table is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.config import validate
+from analysis.errors import InputError
+from analysis.tabulate import tabulate
+
+PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
+        "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k",
+                    "hostname": "h"},
+        "filesystem": {"type": "ext4", "mount": "/"}}
+
+#: (sample, format, variant) -> file bytes; naive bytes are 1000 for every sample.
+FILE_BYTES = {("A", "ttree", "none"): 1500, ("B", "ttree", "none"): 1700,
+              ("A", "parquet", "none"): 1000, ("B", "parquet", "none"): 1000}
+#: (sample, format) -> median read seconds (warm); cold is twice that.
+READ_S = {("A", "ttree"): 1.0, ("B", "ttree"): 2.0, ("A", "parquet"): 2.0,
+          ("B", "parquet"): 2.0}
+
+
+def _config() -> dict:
+    return validate({
+        "samples": {"A": {"process": "DYJetsToLL", "n_events": 100},
+                    "B": {"process": "TTJets", "n_events": 100}},
+        "cluster_sizes": [100],
+        "formats": {"ttree": {"variants": ["none"]}, "parquet": {"variants": ["none"]}},
+        "measure": {"readers": {"ttree": ["rdf"], "parquet": ["pyarrow"]}},
+        "compare": {"pairs": [{"ttree": "none", "parquet": "none", "label": "uncompressed"}]},
+    })
+
+
+def _base(sample: str, fmt: str) -> dict:
+    return {"sample": sample, "process": "p", "format": fmt, "variant": "none",
+            "cluster_size": 100, "n_events": 100, "provenance": PROV}
+
+
+def _write(tmp: Path) -> tuple[list[Path], list[Path]]:
+    sizes, reads = [], []
+    for (sample, fmt, _), nbytes in FILE_BYTES.items():
+        p = tmp / f"size-{sample}-{fmt}.json"
+        p.write_text(json.dumps({
+            **_base(sample, fmt), "file_bytes": nbytes, "naive_bytes": 1000.0,
+            "normalized_size": nbytes / 1000, "normalized_size_no_triggers": nbytes / 1000,
+            "zip_bytes_by_group": {"triggers": 100, "event": nbytes - 100}}))
+        sizes.append(p)
+        t = READ_S[sample, fmt]
+        reader = "rdf" if fmt == "ttree" else "pyarrow"
+        recs = []
+        for mode, factor in (("warm", 1.0), ("cold", 2.0)):
+            reps = [{"wall_s": t * factor, "cpu_s": t, "disk_read_bytes": 0,
+                     **({"cold_verified": sample == "A"} if mode == "cold" else {})}] * 5
+            recs.append({"reader": reader, "selection": "ten", "mode": mode,
+                         "median_s": t * factor, "iqr_s": 0.0, "std_s": 0.0, "min_s": t * factor,
+                         "n": 5, "cold_verified": (sample == "A") if mode == "cold" else None,
+                         "mb_per_s_compressed": 1.0, "mb_per_s_naive": 1.0,
+                         "events_per_s": 100 / (t * factor), "peak_rss_bytes": 2**20,
+                         "baseline_rss_bytes": 0, "repetitions": reps})
+        p = tmp / f"read-{sample}-{fmt}.json"
+        p.write_text(json.dumps({**_base(sample, fmt), "reads": recs}))
+        reads.append(p)
+    return sizes, reads
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> Path:
+    sizes, reads = _write(tmp_path)
+    tabulate(_config(), sizes, reads, tmp_path / "tables")
+    return tmp_path / "tables"
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, comment="#")
+
+
+def test_size_table_mean_and_std_over_samples(tables: Path) -> None:
+    st = _csv(tables / "size.csv").set_index("format")
+    assert st.loc["ttree", "normalized_size_mean"] == pytest.approx(1.6)
+    assert st.loc["ttree", "normalized_size_std"] == pytest.approx(0.1414, abs=1e-4)  # ddof=1
+    assert st.loc["parquet", "normalized_size_mean"] == pytest.approx(1.0)
+    assert st.loc["parquet", "normalized_size_std"] == 0.0
+    assert (st["n_samples"] == 2).all()
+
+
+def test_ratios_are_taken_per_sample_then_averaged(tables: Path) -> None:
+    r = _csv(tables / "ratios.csv")
+    size = r[r.quantity == "size"].iloc[0]
+    assert size.ratio_mean == pytest.approx(1.6)  # (1.5 + 1.7) / 2
+    warm = r[(r.quantity == "rate") & (r["mode"] == "warm")].iloc[0]
+    # ROOT rate / Parquet rate = Parquet time / ROOT time: A 2/1 = 2, B 2/2 = 1 -> mean 1.5
+    assert warm.ratio_mean == pytest.approx(1.5)
+    assert warm.ratio_std == pytest.approx(0.7071, abs=1e-4)
+
+
+def test_unverified_cold_reads_are_flagged(tables: Path) -> None:
+    rt = _csv(tables / "reads.csv")
+    cold = rt[rt["mode"] == "cold"]
+    assert not cold.cold_verified.astype(bool).all()  # sample B was not verified cold
+    assert "†" in (tables / "reads.md").read_text()
+
+
+def test_every_table_carries_provenance(tables: Path) -> None:
+    for name in ("size.csv", "reads.csv", "ratios.csv", "groups.csv", "repetitions.csv"):
+        head = (tables / name).read_text().splitlines()[:6]
+        assert any(line.startswith("# versions:") and "pyarrow 26.0.1" in line for line in head)
+        assert any("test cpu" in line for line in head)
+    for name in ("size.md", "reads.md", "ratios.md"):
+        assert "## Provenance" in (tables / name).read_text()
+    prov = json.loads((tables / "provenance.json").read_text())
+    assert prov["versions"]["ROOT"] == "6.40.00"
+    assert prov["repetitions"] == 5 and prov["n_files"] == 4 and prov["mixed"] == []
+
+
+def test_repetitions_table_has_every_timed_repetition(tables: Path) -> None:
+    assert len(_csv(tables / "repetitions.csv")) == 4 * 2 * 5  # files x modes x repetitions
+
+
+def test_group_table_is_bytes_per_event(tables: Path) -> None:
+    g = _csv(tables / "groups.csv").set_index("format")
+    assert g.loc["parquet", "triggers"] == pytest.approx(1.0)  # 100 bytes / 100 events
+    assert g.loc["ttree", "event"] == pytest.approx(15.0)  # mean(1400, 1600) / 100
+
+
+def test_incomplete_measurement_is_refused(tmp_path: Path) -> None:
+    sizes, reads = _write(tmp_path)
+    doc = json.loads(reads[0].read_text())
+    del doc["reads"]
+    reads[0].write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=re.escape(reads[0].name)):
+        tabulate(_config(), sizes, reads, tmp_path / "tables")
+    reads[0].write_text('{"sample": ')  # truncated JSON
+    with pytest.raises(InputError, match=re.escape(reads[0].name)):
+        tabulate(_config(), sizes, reads, tmp_path / "tables")
+    assert not (tmp_path / "tables" / "size.csv").exists()
+
+
+def test_mixed_versions_are_reported(tmp_path: Path) -> None:
+    sizes, reads = _write(tmp_path)
+    doc = json.loads(reads[0].read_text())
+    doc["provenance"] = {**PROV, "versions": {"pyarrow": "25.0.0", "ROOT": "6.40.00"}}
+    reads[0].write_text(json.dumps(doc))
+    prov = tabulate(_config(), sizes, reads, tmp_path / "tables")
+    assert prov["mixed"] == ["versions"]
+    assert "WARNING: measurements mixed" in (tmp_path / "tables" / "size.md").read_text()
