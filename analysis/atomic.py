@@ -19,7 +19,9 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path; rename it to ``target`` if the block finishes without error."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    # Fixed length (PIDs have at most 7 digits): a ROOT file records the name it was written
+    # under, so a name one digit longer would make the same data one file a few bytes larger.
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid():07d}")
     try:
         yield tmp
         with open(tmp, "rb") as f:

@@ -135,12 +135,15 @@ def _spawn(spec: ReadSpec, timeout: float) -> dict:
 
 
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
-                 naive: float, n_events: int) -> dict:
+                 naive: float, n_events: int, fs_verifiable: bool) -> dict:
+    """One read's figures. A cold figure is verified only if mincore found every page evicted
+    in every repetition *and* the filesystem is one where that means a read from the device
+    (not tmpfs, nor a network filesystem with server-side caches: provenance.FS_KINDS)."""
     stats = summarize([r["wall_s"] for r in reps])
     return {
         "reader": spec.reader, "library": formats.get(spec.format).readers[spec.reader].library,
         "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
-        "cold_verified": all(r.get("cold_verified", False) for r in reps)
+        "cold_verified": fs_verifiable and all(r.get("cold_verified", False) for r in reps)
         if mode == "cold" else None,
         "threads": spec.threads, "selection_zip_bytes": zip_bytes,
         "selection_naive_bytes": naive, **stats,
@@ -167,6 +170,8 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     meta = read_source_meta(source)
     schema = schema_of(meta)
     zip_by_branch = fmt.describe(path)["zip_bytes_by_branch"]
+    provenance = collect(data_path=path.parent)
+    fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
     for reader in readers:
         if reader not in fmt.readers:
@@ -183,12 +188,12 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
             naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
             for mode, reps in res["modes"].items():
                 reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
-                                          meta["n_events"]))
+                                          meta["n_events"], fs_verifiable))
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": format_name, "variant": variant, "cluster_size": cluster_size,
         "n_events": meta["n_events"], "reads": reads,
-        "provenance": collect(data_path=path.parent),
+        "provenance": provenance,
     }
     write_json(out, doc)
     return doc

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -47,8 +48,35 @@ def _root_version() -> str:
     return "unknown"
 
 
-def filesystem(path: str | Path) -> dict[str, str]:
-    """Filesystem type and mount point holding ``path`` (longest matching mount in /proc)."""
+#: Filesystem types by kind. Only on a local disk does dropping this machine's page cache make
+#: the next read come from the device: a network or parallel filesystem (NFS, Lustre, GPFS,
+#: CVMFS and other FUSE mounts) also caches on its servers (or in a FUSE daemon), where no client
+#: can evict or inspect it, and tmpfs is memory. Cold reads there can never be verified.
+FS_KINDS = {
+    "lustre": "lustre", "gpfs": "gpfs", "nfs": "nfs", "nfs4": "nfs", "cvmfs2": "cvmfs",
+    "tmpfs": "tmpfs", "ramfs": "tmpfs", "devtmpfs": "tmpfs",
+    "ext2": "local", "ext3": "local", "ext4": "local", "xfs": "local", "btrfs": "local",
+    "zfs": "local", "f2fs": "local", "overlay": "local",
+}
+_NETWORK_TYPES = ("cifs", "smb3", "smbfs", "ceph", "beegfs", "9p", "virtiofs", "afs", "panfs",
+                  "glusterfs", "wekafs")
+
+
+def fs_kind(fstype: str, device: str = "", mount: str = "") -> str:
+    """lustre, gpfs, nfs, cvmfs, fuse, network, tmpfs, local or unknown, from a mount entry."""
+    if fstype.startswith("fuse"):
+        # CVMFS mounts as fuse with device cvmfs2, under /cvmfs; EOS, sshfs, ... are other FUSE
+        return "cvmfs" if device == "cvmfs2" or mount.startswith("/cvmfs") else "fuse"
+    if fstype in FS_KINDS:
+        return FS_KINDS[fstype]
+    if fstype in _NETWORK_TYPES:
+        return "network"
+    return "unknown"
+
+
+def filesystem(path: str | Path) -> dict[str, object]:
+    """Mount holding ``path`` (the longest matching mount in /proc), its type and kind, and
+    whether a cold read can be verified on it (see ``FS_KINDS``)."""
     target = os.path.realpath(path)
     best = ("", "unknown", "unknown")
     try:
@@ -60,7 +88,63 @@ def filesystem(path: str | Path) -> dict[str, str]:
                     best = (mnt, fstype, dev)
     except OSError:
         pass
-    return {"mount": best[0], "type": best[1], "device": best[2]}
+    kind = fs_kind(best[1], best[2], best[0])
+    return {"mount": best[0], "type": best[1], "device": best[2], "kind": kind,
+            "cold_verifiable": kind == "local"}
+
+
+def batch_job() -> dict[str, str]:
+    """The batch job this process runs in, if any: ties a figure to the job (and node) that
+    made it, e.g. to check that a measurement had its node to itself."""
+    env = os.environ
+    if "SLURM_JOB_ID" in env:
+        return {"system": "slurm", "job_id": env["SLURM_JOB_ID"],
+                "node": env.get("SLURMD_NODENAME", platform.node()),
+                "cpus_on_node": env.get("SLURM_CPUS_ON_NODE", "")}
+    if "_CONDOR_JOB_AD" in env or "_CONDOR_SCRATCH_DIR" in env:
+        ad = _condor_job_ad(env.get("_CONDOR_JOB_AD", ""))
+        return {"system": "htcondor", "job_id": ad.get("GlobalJobId", ad.get("ClusterId", "")),
+                "node": platform.node(), "cpus": ad.get("RequestCpus", "")}
+    return {"system": "none"}
+
+
+def batch_summary(jobs: Iterable[dict]) -> dict[str, list[str]]:
+    """The batch systems and job ids behind a set of results (a table's provenance)."""
+    jobs = list(jobs)
+    return {"systems": sorted({j.get("system", "none") for j in jobs}),
+            "job_ids": sorted({j["job_id"] for j in jobs if j.get("job_id")},
+                              key=lambda j: (len(j), j))}
+
+
+def describe_batch(summary: dict) -> str:
+    """One provenance line: where the results were made."""
+    jobs = summary.get("job_ids", [])
+    systems = [s for s in summary.get("systems", []) if s != "none"]
+    if not systems:
+        return "ran on: this machine, no batch system"
+    shown = ", ".join(jobs[:10]) + (f", … ({len(jobs)} jobs)" if len(jobs) > 10 else "")
+    return f"ran in batch jobs: {' + '.join(systems)} {shown}"
+
+
+def describe_filesystem(fs: dict) -> str:
+    """One provenance line: the data's filesystem, and whether cold figures can hold there."""
+    line = (f"data filesystem: {fs.get('kind', '?')} ({fs.get('type', '?')}) at "
+            f"{fs.get('mount', '?')}")
+    if not fs.get("cold_verifiable", True):
+        line += "; cold reads cannot be verified there: all flagged †"
+    return line
+
+
+def _condor_job_ad(path: str) -> dict[str, str]:
+    out = {}
+    try:
+        for line in Path(path).read_text().splitlines():
+            key, sep, value = line.partition(" = ")
+            if sep:
+                out[key.strip()] = value.strip().strip('"')
+    except OSError:
+        pass
+    return out
 
 
 def machine() -> dict[str, object]:
@@ -105,6 +189,7 @@ def collect(config: dict | None = None, data_path: str | Path = ".") -> dict:
         "versions": library_versions(),
         "machine": machine(),
         "filesystem": filesystem(data_path),
+        "batch": batch_job(),
         "hepfmt_commit": git_commit(),
     }
     if config is not None:

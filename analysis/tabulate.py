@@ -23,7 +23,7 @@ import pandas as pd
 
 from analysis.atomic import atomic_path, write_json
 from analysis.errors import InputError
-from analysis.provenance import collect
+from analysis.provenance import batch_summary, collect, describe_batch, describe_filesystem
 
 KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "selection", "mode"]
@@ -182,7 +182,8 @@ def _provenance_lines(prov: dict) -> list[str]:
         "versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)),
         f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_bytes'] / 2**30:.1f} GiB, "
         f"kernel {m['kernel']}",
-        f"data filesystem: {fs.get('type', '?')} at {fs.get('mount', '?')}",
+        describe_filesystem(fs),
+        describe_batch(prov.get("batch", {})),
         f"config hash: {prov.get('config_hash', '?')}; {prov.get('n_files', '?')} files; "
         f"{prov.get('n_read_measurements', 0)} read measurements of "
         f"{prov.get('repetitions', '?')} timed repetitions each (after one untimed read); "
@@ -226,6 +227,7 @@ def _provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
     prov["filesystem"] = json.loads(filesystems[0])
     prov["mixed"] = [k for k, v in (("versions", versions), ("machine", machines),
                                     ("filesystem", filesystems)) if len(v) > 1]
+    prov["batch"] = batch_summary(p.get("batch", {}) for p in provs)
     prov["n_files"] = n_sizes
     prov["n_read_measurements"] = len(reads)
     prov["repetitions"] = int(reads["n"].min()) if not reads.empty else 0
@@ -254,8 +256,10 @@ def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
                      rt.pivot_table(index=["format", "reader"], columns="selection",
                                     values="peak_rss_mb", aggfunc="max")
                      .round(0).reset_index().to_markdown(index=False)))
-    sections.append(("Legend", "† cold-cache eviction not verified by mincore for at least "
-                               "one repetition: not a cold figure"))
+    sections.append(("Legend", "† cold-cache eviction not verified: mincore found pages still "
+                               "resident in at least one repetition, or the file is on a "
+                               "filesystem where eviction cannot be verified (tmpfs, NFS, "
+                               "Lustre, GPFS, CVMFS/FUSE): not a cold figure"))
     return sections
 
 

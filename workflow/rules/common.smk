@@ -1,4 +1,17 @@
-# Shared helpers: wildcard constraints and config lookups used by several stages.
+# Shared helpers: wildcard constraints, config lookups and job resources used by several stages.
+from analysis import resources as batch
+
+# Every job can run `hepfmt`, whatever software environment it runs in: in the pip route it is
+# the venv's entry point; in a conda environment (`--sdm conda`), which holds the dependencies
+# but not this package, it is workflow/bin/hepfmt (last on PATH), importing this checkout.
+shell.prefix(f"set -euo pipefail; export PATH=\"$PATH:{workflow.basedir}/workflow/bin\"; ")
+
+# Jobs that take seconds run in the Snakemake process itself, never as batch jobs.
+localrules:
+    all,
+    resolved_config,
+    tabulate,
+
 
 
 wildcard_constraints:
@@ -21,7 +34,35 @@ def selection_args():
     )
 
 
-def convert_mem_mb(wc):
-    """ROOT holds one cluster of baskets in memory while it fills (~10 kB per entry for the
-    1500-branch NanoAOD schema, measured); the source itself is memory-mapped."""
-    return 1500 + int(wc.cluster) // 100
+def measured_file(wc):
+    spec = grid.FileSpec(wc.sample, wc.format, wc.variant, int(wc.cluster))
+    return grid.file_path(RESULTS, spec)
+
+
+def job_resources(rule):
+    """Resources of every job of ``rule``, estimated from the config (analysis/resources.py).
+
+    A batch system kills a job that asks too little and queues one that asks too much, so the
+    figures follow each job's events, branches and cluster size. The HTCondor plugin reads
+    neither mem_mb nor disk_mb, only its own keys in MB (summed like mem_mb in group jobs), so
+    those are declared too; other executors ignore them.
+    """
+
+    def field(name):
+        return lambda wc: getattr(batch.for_job(rule, config, wc), name)
+
+    return {
+        "mem_mb": field("mem_mb"),
+        "disk_mb": field("disk_mb"),
+        "runtime": field("runtime"),
+        "htcondor_request_mem_mb": field("mem_mb"),
+        "htcondor_request_disk_mb": field("disk_mb"),
+    }
+
+
+def measure_threads(wc):
+    """All of Snakemake's cores on this machine or in a group job (so that nothing runs beside a
+    timing); on a cluster without a core total the readers' threads, plus an exclusive node
+    from the profile. ``workflow.cores`` cannot be used: it is undefined under a batch executor.
+    """
+    return batch.measure_threads(workflow.resource_settings.cores, config["measure"]["threads"])

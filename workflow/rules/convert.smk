@@ -19,8 +19,9 @@ rule convert:
         f"{RESULTS}/logs/convert/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.log",
     threads: 1
     resources:
-        mem_mb=convert_mem_mb,
-        runtime=60,
+        **job_resources("convert"),
+    conda:
+        "../../envs/root.yaml"
     shell:
         "hepfmt convert {input.arrow} --format {wildcards.format} "
         "--variant '{wildcards.variant}' --cluster-size {wildcards.cluster} {params.options} "

@@ -15,8 +15,9 @@ rule generate:
         f"{RESULTS}/logs/generate/{{sample}}.log",
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        **job_resources("generate"),
+    conda:
+        "../../envs/arrow.yaml"
     shell:
         "hepfmt generate --sample {wildcards.sample} --process {params.process} "
         "--events {params.events} --seed {params.seed} {params.schema} "

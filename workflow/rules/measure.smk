@@ -1,12 +1,7 @@
 # Stage 3: cold/warm read measurements of one file of the measure sub-grid (grid.measured). A
-# measure job takes every core Snakemake has, so no other job (a conversion, another measurement)
-# runs beside it and skews its timings; each (reader, selection) runs in its own fresh process.
-
-
-def measured_file(wc):
-    spec = grid.FileSpec(wc.sample, wc.format, wc.variant, int(wc.cluster))
-    return grid.file_path(RESULTS, spec)
-
+# measure job takes every core Snakemake has (on a cluster: an exclusive node, from the profile),
+# so no other job (a conversion, another measurement) runs beside it and skews its timings; each
+# (reader, selection) runs in its own fresh process.
 
 rule measure:
     input:
@@ -24,10 +19,11 @@ rule measure:
         timeout=config["measure"]["timeout_s"],
     log:
         f"{RESULTS}/logs/measure/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.log",
-    threads: workflow.cores
+    threads: measure_threads
     resources:
-        mem_mb=4000,
-        runtime=120,
+        **job_resources("measure"),
+    conda:
+        "../../envs/root.yaml"
     shell:
         "hepfmt measure {input.data} --source {input.arrow} --format {wildcards.format} "
         "--variant '{wildcards.variant}' --cluster-size {wildcards.cluster} "

@@ -5,11 +5,13 @@ rule resolved_config:
     """The config exactly as validated (defaults filled, --config overrides applied)."""
     output:
         f"{RESULTS}/config.yaml",
-    run:
-        import yaml
-
-        with open(output[0], "w") as f:
-            yaml.safe_dump(config, f, sort_keys=False)
+    log:
+        f"{RESULTS}/logs/resolved_config.log",
+    threads: 1
+    conda:
+        "../../envs/arrow.yaml"
+    script:
+        "../scripts/resolved_config.py"
 
 
 rule tabulate:
@@ -25,13 +27,16 @@ rule tabulate:
             "repetitions.csv",
         ),
         provenance=f"{RESULTS}/provenance.json",
+    params:
+        tables=lambda wc, output: os.path.dirname(output.tables[0]),
     log:
         f"{RESULTS}/logs/tabulate.log",
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        **job_resources("tabulate"),
+    conda:
+        "../../envs/arrow.yaml"
     shell:
-        "hepfmt tabulate --config {input.config} -o {RESULTS}/tables "
+        "hepfmt tabulate --config {input.config} -o {params.tables} "
         "--provenance {output.provenance} --sizes {input.sizes} --reads {input.reads} "
         "> {log} 2>&1"

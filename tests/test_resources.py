@@ -1,0 +1,102 @@
+"""Batch resources follow the study: events, branches, cluster size, readers and repetitions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analysis import config as cfg
+from analysis import resources as r
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ttree_memory_follows_the_cluster_size_as_measured() -> None:
+    """~10 kB per entry of one cluster at 1499 branches: +935 MB measured at 100000 entries."""
+    small = r.convert("ttree", "zstd-5", 200_000, 1_000, r.NANOAOD_BRANCHES)
+    large = r.convert("ttree", "zstd-5", 200_000, 100_000, r.NANOAOD_BRANCHES)
+    grown = (large.mem_mb - small.mem_mb) / r.MEM_SAFETY
+    assert 900 < grown < 1100
+    assert small.runtime == large.runtime  # time follows the events, not the clusters
+
+
+def test_a_cluster_larger_than_the_sample_costs_no_more_than_the_sample() -> None:
+    assert r.convert("ttree", "zstd-5", 1_000, 100_000, 1499) == r.convert(
+        "ttree", "zstd-5", 1_000, 1_000, 1499)
+
+
+def test_ttree_writes_take_longer_than_parquet_and_scale_with_events_and_branches() -> None:
+    tt = r.convert("ttree", "zstd-5", 1_000_000, 1_000, 1499)
+    pq = r.convert("parquet", "zstd-3", 1_000_000, 1_000, 1499)
+    assert tt.runtime > 2 * pq.runtime
+    # 1e6 events at ~2000 events/s: 500 s of work, 75 s of start-up, ×3 headroom
+    assert tt.runtime == pytest.approx(3 * (60 + 15 + 500) / 60, abs=1)
+    assert r.convert("ttree", "zstd-5", 4_000_000, 1_000, 1499).runtime > 3 * tt.runtime
+    assert r.convert("ttree", "zstd-5", 1_000_000, 1_000, 150).runtime < tt.runtime
+
+
+def test_slow_codecs_add_their_own_time() -> None:
+    """lzma-9 writes 200000 NanoAOD events at ~3.7 MB/s of naive data: minutes, not seconds."""
+    fast = r.convert("ttree", "zstd-5", 200_000, 1_000, 1499)
+    assert r.convert("ttree", "lzma-9", 200_000, 1_000, 1499).runtime > 2 * fast.runtime
+    assert r.convert("parquet", "gzip-6+dict", 1_000_000, 1_000, 1499).runtime > r.convert(
+        "parquet", "none+dict", 1_000_000, 1_000, 1499).runtime
+
+
+def test_tiny_jobs_still_get_a_minimum_runtime() -> None:
+    assert r.generate(100, 10).runtime == r.MIN_RUNTIME_MIN
+
+
+def test_measure_time_counts_every_read_of_every_reader_and_selection() -> None:
+    one = r.measure(200_000, 1499, 1, [1499], 11)
+    assert r.measure(200_000, 1499, 2, [1499], 11).runtime > 1.8 * one.runtime
+    assert r.measure(200_000, 1499, 1, [1499], 21).runtime > 1.8 * one.runtime
+    # a narrow selection is cheaper, but not free: the per-event floor
+    assert r.measure(200_000, 1499, 1, [10], 11).runtime < one.runtime / 3
+    # memory: the widest selection held at once
+    assert r.measure(200_000, 1499, 1, [10, 1499], 11).mem_mb == one.mem_mb
+
+
+def test_measurement_threads_locally_and_on_a_cluster() -> None:
+    assert r.measure_threads(8, 1) == 8  # a local run or a group job: every core
+    assert r.measure_threads(None, 1) == 1  # a cluster without a core total: the readers'
+    assert r.measure_threads(None, 4) == 4
+
+
+def test_branch_count_comes_from_the_model(tmp_path: Path) -> None:
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps({"branches": [{"name": f"b{i}"} for i in range(7)]}))
+    assert r.branch_count({"model": str(model)}) == 7
+    assert r.branch_count({"model": ""}) == r.NANOAOD_BRANCHES
+    assert r.branch_count({"model": "root://eos/x.json"}) == r.NANOAOD_BRANCHES
+
+
+@pytest.mark.parametrize("name", ["default.yaml", "paper.yaml", "test.yaml"])
+def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
+    """Memory within a 16 GB node with room to spare; no job beyond a day."""
+    from analysis import grid
+
+    config = cfg.load(ROOT / "config" / name)
+    jobs = [("generate", {"sample": s}) for s in config["samples"]]
+    jobs += [("convert", {"sample": f.sample, "format": f.format, "variant": f.variant,
+                          "cluster": str(f.cluster_size)}) for f in grid.files(config)]
+    jobs += [("measure", {"sample": f.sample, "format": f.format}) for f in grid.measured(config)]
+    jobs += [("tabulate", {})]
+    for rule, wildcards in jobs:
+        est = r.for_job(rule, config, wildcards)
+        assert 0 < est.mem_mb < 8_000, (rule, wildcards, est)
+        assert r.MIN_RUNTIME_MIN <= est.runtime < 24 * 60, (rule, wildcards, est)
+        assert est.disk_mb > 0
+
+
+def test_an_imported_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:
+    config = {"samples": {"real": {"file": "x.root"}}, "model": ""}
+    assert r.for_job("generate", config, {"sample": "real"}) == r.generate(
+        r.IMPORTED_EVENTS, r.NANOAOD_BRANCHES)
+
+
+def test_an_unknown_rule_is_an_error() -> None:
+    with pytest.raises(KeyError, match="nope"):
+        r.for_job("nope", {}, {})
