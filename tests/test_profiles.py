@@ -79,7 +79,8 @@ def test_htcondor_plans_every_job_with_the_estimated_resources(study) -> None:
         assert int(res["htcondor_request_mem_mb"]) == int(res["mem_mb"]) == est.mem_mb, job
         assert int(res["htcondor_request_disk_mb"]) == est.disk_mb, job
         assert int(res["runtime"]) == est.runtime, job
-        assert res["getenv"] == "True" and res["classad_JobFlavour"] == "workday", job
+        flavour = "tomorrow" if job["rule"] == "measure" else "workday"
+        assert res["getenv"] == "True" and res["classad_JobFlavour"] == flavour, job
         # request_cpus: 1 per conversion; a measurement takes the profile's whole width
         assert job["threads"] == (profile["cores"] if job["rule"] == "measure" else 1), job
     # one job per sample for generation + conversions; measurements four to a job
