@@ -28,6 +28,7 @@ include: "workflow/rules/generate.smk"
 include: "workflow/rules/convert.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tabulate.smk"
+include: "workflow/rules/metadata.smk"
 
 
 rule all:

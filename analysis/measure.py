@@ -19,23 +19,19 @@ from a warm one's only by the evicted pages, which is the quantity being measure
 
 from __future__ import annotations
 
-import json
-import os
 import resource
-import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from analysis import formats
+from analysis import formats, fresh
 from analysis.atomic import write_json
 from analysis.cache import evict
 from analysis.checksum import fmt as fmt_checksum
-from analysis.errors import HepfmtError, InputError, VerificationError
+from analysis.errors import InputError, VerificationError
 from analysis.provenance import collect
 from analysis.source import read_source_meta, schema_of
 
@@ -120,18 +116,8 @@ def summarize(walls: list[float]) -> dict:
 
 def _spawn(spec: ReadSpec, timeout: float) -> dict:
     """Run one measurement in a fresh interpreter and return its result."""
-    with tempfile.TemporaryDirectory(prefix="hepfmt-read-") as tmp:
-        out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", "analysis.measure", json.dumps(asdict(spec)), str(out)]
-        what = f"{spec.reader}/{spec.selection}"
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            raise VerificationError(spec.path, f"{what} read timed out ({timeout} s)") from exc
-        if proc.returncode != 0 or not out.exists():
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise VerificationError(spec.path, f"{what} measurement failed: {tail}")
-        return json.loads(out.read_text())
+    return fresh.spawn("analysis.measure", spec, spec.path,
+                       f"{spec.reader}/{spec.selection} read", timeout)
 
 
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
@@ -199,18 +185,5 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     return doc
 
 
-def _main(argv: list[str]) -> int:
-    """Entry point of a measurement process: ``python -m analysis.measure SPEC_JSON OUT``."""
-    spec = ReadSpec(**json.loads(argv[0]))
-    try:
-        result = run_read(spec)
-    except HepfmtError as exc:
-        print(f"hepfmt: {exc}", file=sys.stderr)
-        return 2
-    Path(argv[1]).write_text(json.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    sys.exit(_main(sys.argv[1:]))
+if __name__ == "__main__":  # a measurement process: python -m analysis.measure SPEC_JSON OUT
+    sys.exit(fresh.child(sys.argv[1:], ReadSpec, run_read))

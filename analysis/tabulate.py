@@ -173,10 +173,17 @@ def _md_pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: s
     return p.reset_index().to_markdown(index=False)
 
 
-def _provenance_lines(prov: dict) -> list[str]:
+def provenance_lines(prov: dict, counts: str | None = None) -> list[str]:
+    """The provenance block every table carries; ``counts`` replaces the read study's line on
+    what was measured and what the spread means (for other studies' tables)."""
     v = prov["versions"]
     m = prov["machine"]
     fs = prov.get("filesystem", {})
+    if counts is None:
+        counts = (f"{prov.get('n_files', '?')} files; "
+                  f"{prov.get('n_read_measurements', 0)} read measurements of "
+                  f"{prov.get('repetitions', '?')} timed repetitions each (after one untimed "
+                  "read); spread = std over samples of per-sample medians")
     return [
         f"generated: {prov['date']} by hepfmt {prov.get('hepfmt_commit', '')}",
         "versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)),
@@ -184,24 +191,21 @@ def _provenance_lines(prov: dict) -> list[str]:
         f"kernel {m['kernel']}",
         describe_filesystem(fs),
         describe_batch(prov.get("batch", {})),
-        f"config hash: {prov.get('config_hash', '?')}; {prov.get('n_files', '?')} files; "
-        f"{prov.get('n_read_measurements', 0)} read measurements of "
-        f"{prov.get('repetitions', '?')} timed repetitions each (after one untimed read); "
-        "spread = std over samples of per-sample medians",
+        f"config hash: {prov.get('config_hash', '?')}; {counts}",
         *([f"WARNING: measurements mixed different {', '.join(prov['mixed'])}; see "
            "provenance.json"] if prov.get("mixed") else []),
     ]
 
 
-def _write_csv(df: pd.DataFrame, path: Path, prov_lines: list[str]) -> None:
+def write_csv(df: pd.DataFrame, path: Path, prov_lines: list[str]) -> None:
     with atomic_path(path) as tmp, open(tmp, "w") as f:
         for line in prov_lines:
             f.write(f"# {line}\n")
         df.to_csv(f, index=False)
 
 
-def _write_md(title: str, sections: list[tuple[str, str]], path: Path,
-              prov_lines: list[str]) -> None:
+def write_md(title: str, sections: list[tuple[str, str]], path: Path,
+             prov_lines: list[str]) -> None:
     body = [f"# {title}", ""]
     for heading, text in sections:
         body += [f"## {heading}", "", text, ""]
@@ -210,8 +214,8 @@ def _write_md(title: str, sections: list[tuple[str, str]], path: Path,
         tmp.write_text("\n".join(body))
 
 
-def _provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
-                reads: pd.DataFrame) -> dict:
+def merged_provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
+                      reads: pd.DataFrame) -> dict:
     """Tabulation provenance plus what the measuring processes recorded about themselves.
 
     The versions and machine reported are those of the measurements; if the measurements were
@@ -284,8 +288,8 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
     if sizes.empty:
         raise InputError(out, "no size records to tabulate")
     reads, reps, read_provs = load_reads(read_files)
-    prov = _provenance(config, out, size_provs + read_provs, len(sizes), reads)
-    lines = _provenance_lines(prov)
+    prov = merged_provenance(config, out, size_provs + read_provs, len(sizes), reads)
+    lines = provenance_lines(prov)
 
     st = size_table(sizes)
     gt = group_table(sizes)
@@ -293,7 +297,7 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
     ratios = ratio_table(config, sizes, reads)
     for name, df in (("size", st), ("groups", gt), ("reads", rt), ("ratios", ratios),
                      ("repetitions", reps)):
-        _write_csv(df, out / f"{name}.csv", lines)
+        write_csv(df, out / f"{name}.csv", lines)
 
     size_sections = [(
         "mean ± std over samples, per cluster size (entries per cluster / rows per row group)",
@@ -307,11 +311,11 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
     size_sections.append((f"Compressed bytes per event by branch group, cluster size {largest}",
                           gt[gt.cluster_size == largest].drop(columns="cluster_size")
                           .round(1).to_markdown(index=False)))
-    _write_md("Normalized size (file bytes / naive bytes)", size_sections, out / "size.md",
-              lines)
-    _write_md("Read time (per sample: median of repetitions; mean ± std over samples)",
-              _read_sections(rt), out / "reads.md", lines)
-    _write_md("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
-              _ratio_sections(ratios), out / "ratios.md", lines)
+    write_md("Normalized size (file bytes / naive bytes)", size_sections, out / "size.md",
+             lines)
+    write_md("Read time (per sample: median of repetitions; mean ± std over samples)",
+             _read_sections(rt), out / "reads.md", lines)
+    write_md("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
+             _ratio_sections(ratios), out / "ratios.md", lines)
     write_json(provenance_path or out / "provenance.json", prov)
     return prov

@@ -139,7 +139,8 @@ def _compile_reader(ROOT) -> None:
             raise RuntimeError(f"ACLiC could not build {src}")
 
 
-def _open(path: str | Path):
+def open_file(path: str | Path):
+    """A ROOT file opened for reading, or an InputError naming it."""
     ROOT = _root()
     try:  # PyROOT raises OSError for unopenable files; older versions return a zombie
         f = ROOT.TFile.Open(str(path), "READ")
@@ -147,6 +148,11 @@ def _open(path: str | Path):
         raise InputError(path, f"not a readable ROOT file ({exc})") from exc
     if not f or f.IsZombie():
         raise InputError(path, "not a readable ROOT file")
+    return f
+
+
+def _open(path: str | Path):
+    f = open_file(path)
     t = f.Get(TREE)
     if not t or not t.InheritsFrom("TTree"):
         raise InputError(path, f"no TTree named {TREE!r}")

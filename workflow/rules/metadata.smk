@@ -1,0 +1,150 @@
+# The metadata-cost study: footer / header decode time and metadata size vs number of columns,
+# for Parquet (three statistics levels), TTree and RNTuple. Its own target, not part of `all`:
+#   snakemake --cores all metadata
+# One job writes and verifies each wide file; one job per file times every implementation (each
+# in a fresh process) and takes all of Snakemake's cores, so nothing runs beside a timing.
+from analysis import metagrid
+
+metagrid.check(config)
+META = metagrid.root(RESULTS)
+META_FILES = metagrid.files(config)
+META_CONFIG = config["metadata"]
+META_HELPER = metagrid.helper_path(RESULTS)
+
+
+wildcard_constraints:
+    dataset=r"(float32|string)-c\d+|nanoaod-[A-Za-z0-9_]+",
+    layout=r"parquet-(none|chunk|page)|ttree|rntuple",
+    ext=r"parquet|root",
+
+
+def metadata_source(wc):
+    """The sample (Arrow IPC + sidecar) a nanoaod-<sample> dataset is written from."""
+    sample = metagrid.source_sample(wc.dataset)
+    if sample is None:
+        return []
+    arrow = grid.source_path(RESULTS, sample)
+    return [arrow, arrow[: -len(".arrow")] + ".json"]
+
+
+def metadata_codec(wc):
+    fmt = wc.layout.split("-")[0]
+    return META_CONFIG["codecs"][fmt]
+
+
+def metadata_implementations(wc):
+    return metagrid.implementations(config, metagrid.find(config, wc.dataset, wc.layout))
+
+
+def metadata_write_mem_mb(wc):
+    """ROOT holds a page or basket buffer per column while it fills (measured: ~1 GB peak for
+    10000 string columns, TTree or RNTuple); Parquet needs less."""
+    columns = metagrid.find(config, wc.dataset, wc.layout).columns or 2000
+    return 500 + columns // 10
+
+
+def metadata_timing_threads(wc):
+    """Every core Snakemake has, so no other job disturbs a timing (1 where no total is known,
+    as under a batch executor: its profile must ask for an exclusive node)."""
+    return workflow.resource_settings.cores or 1
+
+
+rule metadata_write:
+    input:
+        metadata_source,
+    output:
+        data=f"{META}/files/{{dataset}}/{{layout}}.{{ext}}",
+        layout=f"{META}/layouts/{{dataset}}/{{layout}}.{{ext}}.json",
+    params:
+        source=lambda wc, input: f"--source {input[0]}" if input else "",
+        codec=metadata_codec,
+        options=" ".join(
+            f"--option {k}={v}" for k, v in META_CONFIG["parquet_options"].items()
+        ),
+        shape=(
+            f"--row-groups {META_CONFIG['row_groups']} "
+            f"--rows-per-group {META_CONFIG['rows_per_group']} --seed {META_CONFIG['seed']}"
+        ),
+    log:
+        f"{RESULTS}/logs/metadata/write/{{dataset}}/{{layout}}.{{ext}}.log",
+    threads: 1
+    resources:
+        mem_mb=metadata_write_mem_mb,
+        runtime=60,
+    shell:
+        "hepfmt metadata write {wildcards.dataset} --layout {wildcards.layout} {params.shape} "
+        "--codec '{params.codec}' {params.source} {params.options} -o {output.data} "
+        "--layout-output {output.layout} > {log} 2>&1"
+
+
+rule metadata_helper:
+    """Build the optional arrow-rs decoder; records why not, never fails (see rusthelper)."""
+    output:
+        META_HELPER,
+    log:
+        f"{RESULTS}/logs/metadata/build-helper.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "hepfmt metadata build-helper -o {output} > {log} 2>&1"
+
+
+rule metadata_time:
+    input:
+        data=f"{META}/files/{{dataset}}/{{layout}}.{{ext}}",
+        layout=f"{META}/layouts/{{dataset}}/{{layout}}.{{ext}}.json",
+        helper=lambda wc: [META_HELPER] if "arrow-rs" in metadata_implementations(wc) else [],
+    output:
+        f"{META}/timings/{{dataset}}/{{layout}}.{{ext}}.json",
+    params:
+        implementations=lambda wc: ",".join(metadata_implementations(wc)),
+        helper=lambda wc, input: f"--rust-helper {input.helper}" if input.helper else "",
+        repetitions=META_CONFIG["repetitions"],
+        budget=META_CONFIG["time_budget_s"],
+        timeout=META_CONFIG["timeout_s"],
+    log:
+        f"{RESULTS}/logs/metadata/time/{{dataset}}/{{layout}}.{{ext}}.log",
+    threads: metadata_timing_threads
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    shell:
+        "hepfmt metadata time {input.data} --layout {input.layout} "
+        "--implementations {params.implementations} --repetitions {params.repetitions} "
+        "--budget {params.budget} {params.helper} --timeout {params.timeout} -o {output} "
+        "> {log} 2>&1"
+
+
+rule metadata_tabulate:
+    input:
+        config=f"{RESULTS}/config.yaml",
+        timings=[metagrid.path(RESULTS, "timings", f) for f in META_FILES],
+    output:
+        tables=multiext(
+            f"{META}/tables/", "metadata.csv", "metadata.md", "repetitions.csv", "slopes.csv"
+        ),
+        plots=multiext(
+            f"{META}/plots/",
+            "decode_time.png",
+            "decode_time.pdf",
+            "metadata_size.png",
+            "metadata_size.pdf",
+        ),
+        provenance=f"{META}/provenance.json",
+    log:
+        f"{RESULTS}/logs/metadata/tabulate.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "hepfmt metadata tabulate --config {input.config} --timings {input.timings} "
+        "-o {META}/tables --plots {META}/plots --provenance {output.provenance} > {log} 2>&1"
+
+
+rule metadata:
+    """Target of the metadata-cost study (snakemake --cores all metadata)."""
+    input:
+        rules.metadata_tabulate.output,
