@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import warnings
-from dataclasses import asdict
 from pathlib import Path
 
 import yaml
@@ -28,17 +28,50 @@ def _selection(text: str) -> tuple[str, list[str] | str]:
 
 
 def cmd_generate(a: argparse.Namespace) -> None:
-    from analysis.atomic import write_json
     from analysis.generate import generate
-    from analysis.schema import Schema, default_schema
-    from analysis.source import describe_source, sidecar_path
+    from analysis.model import load_model
+    from analysis.source import write_sidecar
 
-    schema = Schema.from_json(a.schema) if a.schema else default_schema()
-    generate(schema, a.process, a.seed, a.events, a.output)
-    meta = describe_source(a.output, schema)
-    meta.update(sample=a.sample or Path(a.output).stem, process=a.process, seed=a.seed,
-                schema_origin=schema.origin, schema=[asdict(b) for b in schema.branches])
-    write_json(sidecar_path(a.output), meta)
+    model = load_model(a.model)
+    t0 = time.perf_counter()
+    generate(model, a.process, a.seed, a.events, a.output)
+    dt = time.perf_counter() - t0
+    print(f"generated {a.events} events of {len(model.schema.branches)} branches in {dt:.2f} s "
+          f"({a.events / dt:,.0f} events/s, one core)", file=sys.stderr)
+    write_sidecar(a.output, model.schema, a.sample or Path(a.output).stem, process=a.process,
+                  seed=a.seed, model_origin=model.origin)
+
+
+def cmd_import(a: argparse.Namespace) -> None:
+    from analysis.importer import import_tree
+    from analysis.source import write_sidecar
+
+    schema = import_tree(a.file, a.tree, a.output)
+    write_sidecar(a.output, schema, a.sample or Path(a.output).stem, process="real",
+                  source_file=a.file, tree=a.tree)
+
+
+def cmd_schema_extract(a: argparse.Namespace) -> None:
+    from analysis.atomic import atomic_path
+    from analysis.model import extract
+
+    model = extract(a.file, a.tree)
+    with atomic_path(a.output) as tmp:
+        model.to_json(tmp)
+    print(f"{a.output}: {len(model.schema.branches)} branches, {len(model.multiplicity)} "
+          f"collections, learned from {model.n_events} events of {model.origin}",
+          file=sys.stderr)
+
+
+def cmd_validate_model(a: argparse.Namespace) -> None:
+    from analysis.fidelity import compare, report
+    from analysis.model import load_model
+
+    model = load_model(a.model)
+    text = report(compare(a.file, model, a.tree, a.seed), a.file, model.origin)
+    print(text)
+    if a.output:
+        Path(a.output).write_text(text)
 
 
 def cmd_convert(a: argparse.Namespace) -> None:
@@ -171,9 +204,36 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--events", type=int, required=True)
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
-    g.add_argument("--schema", help="branch schema JSON (default: built-in NanoAOD schema)")
+    g.add_argument("--model", help="value model JSON from 'hepfmt schema extract' "
+                                   "(default: the built-in model of CMS NanoAOD)")
     g.add_argument("-o", "--output", required=True)
     g.set_defaults(func=cmd_generate)
+
+    i = sub.add_parser("import", help="copy a real TTree (NanoAOD or any flat/jagged tree, "
+                                      "local or root://) into a source sample")
+    i.add_argument("file")
+    i.add_argument("--tree", default="Events")
+    i.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
+    i.add_argument("-o", "--output", required=True)
+    i.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("schema", help="branch schemas and value models")
+    ssub = s.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
+    se = ssub.add_parser("extract", help="learn a value model (schema, value distributions, "
+                                         "multiplicities, mantissa bits) from a real file")
+    se.add_argument("file")
+    se.add_argument("--tree", default="Events")
+    se.add_argument("-o", "--output", required=True)
+    se.set_defaults(func=cmd_schema_extract)
+
+    v = sub.add_parser("validate-model", help="compare a real file with a synthetic sample of "
+                                              "the same size, written through the same codecs")
+    v.add_argument("file", help="the real ROOT file")
+    v.add_argument("model", nargs="?", help="value model JSON (default: built-in)")
+    v.add_argument("--tree", default="Events")
+    v.add_argument("--seed", type=int, default=1)
+    v.add_argument("-o", "--output", help="also write the report (Markdown) here")
+    v.set_defaults(func=cmd_validate_model)
 
     c = sub.add_parser("convert", help="write a source sample in one format/variant/cluster size")
     c.add_argument("source")

@@ -8,6 +8,7 @@ One place computes every path so that the Snakefile, the CLI and the tables agre
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from analysis import formats
 from analysis.errors import ConfigError
@@ -67,6 +68,10 @@ def measured(config: dict) -> list[FileSpec]:
 def check(config: dict) -> None:
     """Checks the JSON schema cannot express; each error names the offending key."""
     for name, s in config["samples"].items():
+        if "file" in s:
+            if "://" not in s["file"] and not Path(s["file"]).is_file():
+                raise ConfigError(f"samples.{name}.file", f"no such file {s['file']!r}")
+            continue
         if s["process"] not in PROCESSES:
             raise ConfigError(f"samples.{name}.process",
                               f"unknown process {s['process']!r}; known: {sorted(PROCESSES)}")

@@ -1,28 +1,19 @@
-"""Physics processes: how each sample's content differs from the Drell-Yan reference.
+"""Physics processes: how each sample's content differs from the reference sample the model was
+learned from (CMS Drell-Yan NanoAOD, ``nano_dy.root``).
 
 The 2018 study used 13 CMS samples because their content differs: Drell-Yan has more muons than
 ttbar, ttbar more jets and b-tags, QCD many jets and few leptons, ZeroBias almost nothing. A
-process here is a set of multiplicity scale factors per collection (relative to the reference
-means in :data:`BASE_MULTIPLICITY`, measured on ``nano_dy.root``) and a trigger-rate factor
-(triggers fire more often in samples with hard leptons/jets). Collections not named keep scale 1.
+process here is a set of multiplicity scale factors per collection (applied to the learned
+multiplicity distribution) and a trigger-rate factor (applied to the learned firing rates of
+``HLT_*``/``L1_*`` bits: triggers fire more often in samples with hard leptons and jets).
+Collections not named keep the learned distribution. The factors are round numbers chosen from
+the physics of each process (the ``why``), not fits: they make the samples differ the way real
+samples differ, which is what the spread over samples in the tables needs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-#: Mean multiplicity per collection in the reference sample (nano_dy.root, DY+jets).
-#: Collections with a fixed length in real NanoAOD (weights) are marked fixed.
-BASE_MULTIPLICITY: dict[str, float] = {
-    "CorrT1METJet": 7.1, "Electron": 0.62, "FatJet": 0.3, "FsrPhoton": 0.05, "GenJetAK8": 0.3,
-    "GenJet": 3.2, "GenPart": 26.7, "SubGenJetAK8": 0.5, "GenVisTau": 0.38, "IsoTrack": 0.3,
-    "Jet": 4.7, "LHEPart": 2.55, "Muon": 0.45, "Photon": 0.7, "GenDressedLepton": 0.72,
-    "Tau": 0.72, "TrigObj": 3.2, "SV": 0.4, "SubJet": 0.6,
-    "LHEReweightingWeight": 0.0,
-}
-FIXED_MULTIPLICITY: dict[str, int] = {
-    "LHEPdfWeight": 33, "LHEScaleWeight": 9, "PSWeight": 4, "OtherPV": 3, "SoftActivityJet": 6,
-}
 
 
 @dataclass(frozen=True)
@@ -32,12 +23,9 @@ class Process:
     scale: dict[str, float] = field(default_factory=dict)
     trigger_rate: float = 1.0
 
-    def mean(self, collection: str) -> float:
-        return BASE_MULTIPLICITY.get(collection, 1.0) * self.scale.get(collection, 1.0)
-
 
 PROCESSES: dict[str, Process] = {p.name: p for p in (
-    Process("DYJetsToLL", "reference: two leptons from Z, few jets", {}, 1.0),
+    Process("DYJetsToLL", "the reference: Z -> two leptons, few jets (the model as learned)"),
     Process("TTJets", "ttbar: many jets incl. b, leptons from W, more gen particles",
             {"Jet": 1.7, "GenJet": 1.8, "Muon": 0.7, "Electron": 0.9, "GenPart": 1.8,
              "SV": 3.0, "FatJet": 2.0, "TrigObj": 1.5, "CorrT1METJet": 1.3}, 1.3),

@@ -3,15 +3,14 @@
 The schema is the contract every format adapter writes and every reader checks against: the
 branch names, their numpy dtypes and, for jagged branches, the counter branch that sizes them
 (``nMuon`` for ``Muon_pt``). It is derived from a real NanoAOD file so that the mix of booleans,
-collections and types is the real one, and committed as JSON so that generation never needs the
-ROOT file.
+collections and types is the real one; it is the ``branches`` part of a value model
+(:mod:`analysis.model`), so that generation never needs the ROOT file.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +20,6 @@ from analysis.errors import InputError
 #: dtypes a branch may have; all are fixed-width so "naive bytes" is well defined.
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float32", "float64")
-
-DEFAULT_SCHEMA = "nanoaod_dy.schema.json"
 
 
 @dataclass(frozen=True)
@@ -95,12 +92,6 @@ class Schema:
             return cls(tuple(Branch(**b) for b in doc["branches"]), doc.get("origin", str(path)))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(path, f"not a hepfmt schema ({exc})") from exc
-
-
-def default_schema() -> Schema:
-    """The schema of CMS NanoAOD as found in coffea's ``nano_dy.root`` (1499 branches)."""
-    with resources.as_file(resources.files("analysis.data") / DEFAULT_SCHEMA) as p:
-        return Schema.from_json(p)
 
 
 def extract_schema(path: str | Path, tree: str = "Events") -> Schema:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from analysis.atomic import write_json
 from analysis.checksum import Checksum, checksum, merge
 from analysis.errors import InputError
 from analysis.schema import Branch, Schema
@@ -79,8 +80,6 @@ def read_source_meta(path: str | Path) -> dict:
 
 
 def schema_of(meta: dict) -> Schema:
-    from analysis.schema import Branch
-
     return Schema(tuple(Branch(**b) for b in meta["schema"]), meta.get("schema_origin", ""))
 
 
@@ -106,3 +105,13 @@ def describe_source(path: str | Path, schema: Schema) -> dict:
         "naive_bytes_by_branch": naive,
         "checksums": {k: list(v) for k, v in sums.items()},
     }
+
+
+def write_sidecar(path: str | Path, schema: Schema, sample: str, **identity: object) -> dict:
+    """Describe a freshly written source and write its sidecar; ``identity`` says where it came
+    from (process and seed, or the real file it was imported from)."""
+    meta = describe_source(path, schema)
+    meta.update(sample=sample, schema_origin=schema.origin,
+                schema=[asdict(b) for b in schema.branches], **identity)
+    write_json(sidecar_path(path), meta)
+    return meta

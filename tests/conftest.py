@@ -6,15 +6,10 @@ clusters and a partial last one ([250, 250, 100]) and the whole suite stays fast
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
-# The RDataFrame reader is compiled once with ACLiC (~45 s) and cached; keep the cache stable
-# across runs (this is the package's own default location) unless the caller chose one.
-os.environ.setdefault("HEPFMT_CACHE", str(Path.home() / ".cache" / "hepfmt"))
 
 PROCESS = "DYJetsToLL"
 SEED = 7

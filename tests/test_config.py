@@ -33,7 +33,7 @@ def test_defaults_are_filled() -> None:
                       "cluster_sizes": [5], "formats": {"parquet": {"variants": ["none"]}}})
     assert c["measure"]["repetitions"] == 5
     assert c["measure"]["selections"]["all"] == "*"
-    assert c["samples"]["A"]["seed"] == 1
+    assert c["model"] == ""  # the built-in model
 
 
 @pytest.mark.parametrize(("edit", "key"), [
@@ -47,6 +47,8 @@ def test_defaults_are_filled() -> None:
     (lambda c: c["formats"]["parquet"]["variants"].append("zstd-x"),
      "formats.parquet.variants[2]"),
     (lambda c: c["measure"].update(repetitions=3), "measure.repetitions"),
+    (lambda c: c["samples"]["DYJetsToLL"].update(file="x.root"), "samples.DYJetsToLL"),
+    (lambda c: c["samples"].update(real={"file": "/no/such.root"}), "samples.real.file"),
     (lambda c: c["measure"].update(readers={"ttree": ["rdf"], "parquet": ["pandas"]}),
      "measure.readers.parquet"),
     (lambda c: c["measure"].update(cluster_sizes=[999]), "measure.cluster_sizes[0]"),
@@ -81,3 +83,13 @@ def test_measured_is_the_requested_subgrid() -> None:
     assert {(f.format, f.variant) for f in m} == {("ttree", "zstd-5"), ("parquet", "none"),
                                                   ("parquet", "zstd-3")}
     assert len(files(c)) == 2 * 2 * 4  # samples x cluster sizes x variants
+
+
+def test_real_file_samples_are_accepted(tmp_path: Path) -> None:
+    real = tmp_path / "nano.root"
+    real.write_bytes(b"")  # existence is what the config check looks at
+    c = _base()
+    c["samples"] = {"real": {"file": str(real)}, "remote": {"file": "root://eos.cms/x.root",
+                                                            "tree": "Events"}}
+    c["compare"]["pairs"] = []
+    assert set(cfg.validate(c)["samples"]) == {"real", "remote"}

@@ -10,20 +10,33 @@ import pytest
 
 import analysis.generate as gen
 from analysis.errors import ConfigError
-from analysis.processes import FIXED_MULTIPLICITY, PROCESSES
-from analysis.schema import Branch, Schema, default_schema
+from analysis.model import Model, default_model, round_mantissa
+from analysis.processes import PROCESSES
 from analysis.source import open_source, to_column
 
-SMALL = Schema((Branch("nJet", "uint32"), Branch("Jet_pt", "float32", "nJet"),
-                Branch("Jet_eta", "float32", "nJet"), Branch("HLT_IsoMu24", "bool"),
-                Branch("event", "uint64")), origin="test")
+MODEL = default_model()
+SMALL = MODEL.subset(["Jet_pt", "Jet_eta", "HLT_IsoMu24", "event"])
 
 
 def _generate(tmp_path: Path, process: str = "DYJetsToLL", seed: int = 7, n: int = 600,
-              schema: Schema | None = None, name: str | None = None) -> Path:
+              model: Model | None = None, name: str | None = None) -> Path:
     out = tmp_path / (name or f"{process}_{seed}_{n}.arrow")
-    gen.generate(schema or default_schema(), process, seed, n, out)
+    gen.generate(model or MODEL, process, seed, n, out)
     return out
+
+
+def _same(a: pa.RecordBatch | pa.Table, b: pa.RecordBatch | pa.Table) -> bool:
+    """Bit-for-bit equality (NanoAOD has NaN-valued branches, which ``equals`` calls unequal)."""
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    for name in a.schema.names:
+        x, y = to_column(a.column(name)), to_column(b.column(name))
+        if x.values.tobytes() != y.values.tobytes():
+            return False
+        if (x.offsets is None) != (y.offsets is None) or (
+                x.offsets is not None and not np.array_equal(x.offsets, y.offsets)):
+            return False
+    return True
 
 
 def _batches(path: Path) -> list[pa.RecordBatch]:
@@ -48,15 +61,13 @@ def test_different_seed_gives_different_events(tmp_path, source_table):
     assert other.schema == source_table.schema
     assert not other.column("Jet_pt").equals(source_table.column("Jet_pt"))
     assert not other.column("nJet").equals(source_table.column("nJet"))
-    # event numbering is not random: it is the same for every seed
-    assert other.column("event").equals(source_table.column("event"))
 
 
 def test_one_go_equals_chunk_zero(source_table):
     """Fewer events than CHUNK are exactly chunk 0 of the chunk contract."""
     proc = PROCESSES["DYJetsToLL"]
-    batch = gen.generate_chunk(default_schema(), proc, 7, 0, 600)
-    assert pa.Table.from_batches([batch]).equals(source_table)
+    batch = gen.generate_chunk(MODEL, proc, 7, 0, 600)
+    assert _same(pa.Table.from_batches([batch]), source_table)
 
 
 def test_chunk_contract(tmp_path, monkeypatch):
@@ -69,12 +80,16 @@ def test_chunk_contract(tmp_path, monkeypatch):
     assert [b.num_rows for b in long] == [200, 200, 200]
     assert [b.num_rows for b in short] == [200, 200, 50]
     for i, batch in enumerate(long):
-        assert batch.equals(gen.generate_chunk(SMALL, proc, 3, i, 200))
-    assert short[0].equals(long[0])
-    assert short[1].equals(long[1])
-    assert short[2].equals(gen.generate_chunk(SMALL, proc, 3, 2, 50))
-    events = pa.Table.from_batches(long).column("event").to_numpy()
-    np.testing.assert_array_equal(events, 1_000_000 + 3 * np.arange(600, dtype=np.uint64))
+        assert _same(batch, gen.generate_chunk(SMALL, proc, 3, i, 200))
+    assert _same(short[0], long[0])
+    assert _same(short[1], long[1])
+    assert _same(short[2], gen.generate_chunk(SMALL, proc, 3, 2, 50))
+    # event numbers: a sequence learned from the real file, continued chunk by chunk
+    seq = SMALL.values["event"]
+    for i, batch in enumerate(long):
+        events = batch.column("event").to_numpy().astype(np.int64)
+        assert (np.diff(events) > 0).all()
+        assert events[0] == round(seq.first + i * 200 * seq.mean())
 
 
 # --- NanoAOD shapes ----------------------------------------------------------------------------
@@ -91,22 +106,25 @@ def test_counters_equal_list_lengths(schema, source_table):
             col = to_column(source_table.column(b.name))
             np.testing.assert_array_equal(np.diff(col.offsets), n, err_msg=b.name)
             assert col.values.dtype == np.dtype(b.dtype), b.name
-        if counter[1:] in FIXED_MULTIPLICITY:
-            assert (n == FIXED_MULTIPLICITY[counter[1:]]).all(), counter
+        pmf = MODEL.multiplicity[counter]
+        if len(pmf) == 1:  # fixed-length vectors (e.g. 33 PDF weights) stay fixed
+            assert (n == int(next(iter(pmf)))).all(), counter
 
 
 def test_jagged_pt_is_descending_within_events(schema, source_table):
-    """NanoAOD collections are pt-ordered; the ordering changes how well pt compresses."""
+    """NanoAOD collections are pt-ordered; the ordering changes how well pt compresses. The
+    model learns which branches are ordered; the generator must keep them so."""
     checked = 0
     for b in schema.branches:
-        if not (b.jagged and b.name.endswith("_pt")):
+        if not MODEL.values.get(b.name) or not MODEL.values[b.name].sorted_desc:
             continue
         col = to_column(source_table.column(b.name))
         event = np.repeat(np.arange(len(col.offsets) - 1), np.diff(col.offsets))
         same_event = event[1:] == event[:-1]
         assert (col.values[1:][same_event] <= col.values[:-1][same_event]).all(), b.name
         checked += 1
-    assert checked >= 15
+    assert checked >= 5
+    assert MODEL.values["Jet_pt"].sorted_desc and MODEL.values["Muon_pt"].sorted_desc
 
 
 def test_reduced_mantissa_precision(source_table):
@@ -128,26 +146,26 @@ def test_round_mantissa_known_values():
     """Rounding to nearest (ties away from zero) on hand-computed float32 bit patterns."""
     x = np.array([1.0, 1 + 2**-10, 1 + 2**-11, 1 + 2**-12, -(1 + 2**-11), 1.5,
                   np.float32(2 - 2**-23), 0.0], dtype=np.float32)
-    got = gen.round_mantissa(x, 10)
+    got = round_mantissa(x, 10)
     want = np.array([1.0, 1 + 2**-10, 1 + 2**-10, 1.0, -(1 + 2**-10), 1.5, 2.0, 0.0],
                     dtype=np.float32)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     # 3.14159274 (0x40490FDB) to 3 bits: 1.1001001 -> 1.101 (0x40500000 = 3.25)
-    assert gen.round_mantissa(np.array([np.pi], np.float32), 3).view(np.uint32)[0] == 0x40500000
+    assert round_mantissa(np.array([np.pi], np.float32), 3).view(np.uint32)[0] == 0x40500000
     # 23 or more bits keeps the value exactly
     y = np.array([np.pi, -1e-30], np.float32)
-    np.testing.assert_array_equal(gen.round_mantissa(y, 23).view(np.uint32), y.view(np.uint32))
+    np.testing.assert_array_equal(round_mantissa(y, 23).view(np.uint32), y.view(np.uint32))
 
 
 def test_process_multiplicities_differ(tmp_path, source_table):
     """Samples exist because their content differs: ttbar has more jets than Drell-Yan."""
     dy = to_column(source_table.column("nJet")).values.astype(float)
-    tt = to_column(open_source(_generate(tmp_path, "TTJets", 7, 600, SMALL)).read_all()
+    tt = to_column(open_source(_generate(tmp_path, "TTJets", 7, 6000, SMALL)).read_all()
                    .column("nJet")).values.astype(float)
-    assert tt.mean() > 1.4 * dy.mean()
-    assert abs(dy.mean() - PROCESSES["DYJetsToLL"].mean("Jet")) < 0.5
-    assert abs(tt.mean() - PROCESSES["TTJets"].mean("Jet")) < 0.7
+    learned = sum(int(k) * p for k, p in MODEL.multiplicity["nJet"].items())
+    assert abs(dy.mean() - learned) < 0.5
+    assert tt.mean() == pytest.approx(PROCESSES["TTJets"].scale["Jet"] * learned, rel=0.05)
 
 
 # --- errors ------------------------------------------------------------------------------------

@@ -8,41 +8,28 @@ is the plumbing (paths, validation, atomic outputs, tables), not the numbers.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from helpers import ROOT, run_snakemake, small_schema
 
-from analysis.schema import Schema, default_schema
+from analysis.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 pytestmark = pytest.mark.slow
 
 
-def small_schema(path: Path) -> Path:
-    """Event scalars, MET, the first 40 trigger bits and the Muon and Jet collections."""
-    full = default_schema()
-    keep_collections = {"nMuon", "nJet"}
-    triggers = [b.name for b in full.branches if b.group == "triggers"][:40]
-    branches = [b for b in full.branches
-                if b.name in keep_collections or b.counter in keep_collections
-                or b.name in triggers or b.name.startswith("MET_")
-                or b.name in ("run", "luminosityBlock", "event")]
-    Schema(tuple(branches), origin="test subset of " + full.origin).to_json(path)
-    return path
-
-
-def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    return subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(ROOT),
-                           "--cores", "2", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=workdir)
+def real_file(tmp: Path, model: Path) -> Path:
+    """A ROOT file with NanoAOD branch names, written by ROOT: the study imports it as a real
+    sample ("real files as samples"), through ``hepfmt import``."""
+    src, out = tmp / "real-src.arrow", tmp / "real.root"
+    assert main(["generate", "--process", "ZZ", "--events", "700", "--seed", "9",
+                 "--model", str(model), "-o", str(src)]) == 0
+    assert main(["convert", str(src), "--format", "ttree", "--variant", "zlib-1",
+                 "--cluster-size", "700", "-o", str(out)]) == 0
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +37,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("study")
     config = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     config["results"] = str(tmp / "results")
-    config["schema"] = str(small_schema(tmp / "small.schema.json"))
+    config["model"] = str(small_schema(tmp / "small.model.json"))
+    config["samples"]["imported"] = {"file": str(real_file(tmp, Path(config["model"])))}
     (tmp / "config.yaml").write_text(yaml.safe_dump(config))
     proc = run_snakemake(tmp, "--configfile", str(tmp / "config.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -64,18 +52,26 @@ def test_tables_and_provenance_are_written(study: Path) -> None:
         assert not df.empty, name
     prov = json.loads((study / "provenance.json").read_text())
     assert prov["versions"]["ROOT"].startswith("6.")
-    assert prov["config"]["schema"].endswith("small.schema.json")
+    assert prov["config"]["model"].endswith("small.model.json")
 
 
 def test_every_file_was_written_with_matched_clusters(study: Path) -> None:
     sizes = sorted((study / "sizes").rglob("*.json"))
-    assert len(sizes) == 2 * 2 * 4  # samples x cluster sizes x variants
+    assert len(sizes) == 3 * 2 * 4  # samples x cluster sizes x variants
     for p in sizes:
         doc = json.loads(p.read_text())
         clusters = doc["layout"]["clusters"]
         n = doc["cluster_size"]
         assert all(c == n for c in clusters[:-1]) and 0 < clusters[-1] <= n, p
         assert sum(clusters) == doc["n_events"]
+
+
+def test_real_file_sample_was_imported(study: Path) -> None:
+    meta = json.loads((study / "sources" / "imported.json").read_text())
+    assert meta["process"] == "real" and meta["source_file"].endswith("real.root")
+    assert meta["n_events"] == 700
+    sizes = pd.read_csv(study / "tables" / "size.csv", comment="#")
+    assert (sizes.n_samples == 3).all()
 
 
 def test_readers_agreed_and_cold_reads_are_accounted(study: Path) -> None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -119,24 +121,54 @@ def _root(*helpers: str):
     return ROOT
 
 
+_BUILD = """
+import sys, ROOT
+ROOT.gROOT.SetBatch(True)
+sys.exit(0 if ROOT.gSystem.CompileMacro(sys.argv[1], "kO-", "", sys.argv[2]) else 1)
+"""
+
+
+def reader_cache_dir(ROOT) -> Path:
+    """Where the compiled reader lives: inside this Python environment by default
+    (``$HEPFMT_CACHE`` overrides), under a key of the source text, ROOT's version and ROOT's
+    installation directory. A library built against another ROOT installation (another
+    venv) must never be loaded: it would pull a second copy of ROOT into the process."""
+    code = _reader_source()
+    root_dir = str(Path(ROOT.__file__).resolve().parent)
+    key = hashlib.sha256((code + ROOT.gROOT.GetVersion() + root_dir).encode()).hexdigest()[:16]
+    base = Path(os.environ.get("HEPFMT_CACHE") or Path(sys.prefix) / "var" / "cache" / "hepfmt")
+    return base / key
+
+
+def _reader_source() -> str:
+    return "#include <ROOT/RDataFrame.hxx>\n#include <string>\n#include <vector>\n" + \
+        CHECKSUM_CPP + _READ_CPP
+
+
 def _compile_reader(ROOT) -> None:
-    """Build the RDataFrame reader with ACLiC, once per source text and ROOT version.
+    """Build the RDataFrame reader with ACLiC once per environment, then load it.
 
     Declaring it to cling costs ~10 s of JIT in every process; ACLiC compiles it once (~45 s)
-    into a cached shared library that later processes load in ~2 s.
+    into a cached shared library that later processes load in ~2 s. The build runs in a
+    separate process that has loaded nothing but ROOT, because ACLiC links the new library
+    against every library loaded at build time (numpy's, pyarrow's, ...).
     """
-    code = "#include <ROOT/RDataFrame.hxx>\n#include <string>\n#include <vector>\n" + \
-        CHECKSUM_CPP + _READ_CPP
-    key = hashlib.sha256((code + ROOT.gROOT.GetVersion()).encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("HEPFMT_CACHE", Path.home() / ".cache" / "hepfmt")) / key
+    cache = reader_cache_dir(ROOT)
     cache.mkdir(parents=True, exist_ok=True)
     src = cache / "hepfmt_rdf.cxx"
+    code = _reader_source()
     with open(cache / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first builds would clobber each other
         if not src.exists() or src.read_text() != code:
             src.write_text(code)
+        if not list(cache.glob("hepfmt_rdf_cxx.so")):
+            build = subprocess.run([sys.executable, "-c", _BUILD, str(src), str(cache)],
+                                   capture_output=True, text=True)
+            if build.returncode != 0:
+                tail = "\n".join(build.stderr.strip().splitlines()[-5:])
+                raise RuntimeError(f"ACLiC could not build {src}:\n{tail}")
         if not ROOT.gSystem.CompileMacro(str(src), "kO-", "", str(cache)):
-            raise RuntimeError(f"ACLiC could not build {src}")
+            raise RuntimeError(f"ACLiC could not load {src}")
 
 
 def open_file(path: str | Path):

@@ -34,6 +34,25 @@ def selection_args():
     )
 
 
+def sample_command(wc):
+    """The hepfmt command line that makes one sample's source."""
+    s = config["samples"][wc.sample]
+    if "file" in s:
+        return f"hepfmt import '{s['file']}' --tree {s.get('tree', 'Events')}"
+    model = f"--model {config['model']}" if config["model"] else ""
+    return (
+        f"hepfmt generate --process {s['process']} --events {s['n_events']} "
+        f"--seed {s.get('seed', 1)} {model}"
+    )
+
+
+def sample_inputs(wc):
+    """Local files a sample is made from, so that a changed input remakes it."""
+    s = config["samples"][wc.sample]
+    path = s.get("file") or config["model"]
+    return [path] if path and "://" not in path else []
+
+
 def measured_file(wc):
     spec = grid.FileSpec(wc.sample, wc.format, wc.variant, int(wc.cluster))
     return grid.file_path(RESULTS, spec)

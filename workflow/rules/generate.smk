@@ -1,16 +1,16 @@
 # Stage 1: one uncompressed Arrow IPC source per sample (+ JSON sidecar with naive bytes and
-# reference checksums). Every format is written from these identical arrays.
+# reference checksums), generated from the value model or imported from a real file. Every
+# format is written from these identical arrays.
 
 
 rule generate:
+    input:
+        sample_inputs,
     output:
         arrow=f"{RESULTS}/sources/{{sample}}.arrow",
         meta=f"{RESULTS}/sources/{{sample}}.json",
     params:
-        process=lambda wc: config["samples"][wc.sample]["process"],
-        events=lambda wc: config["samples"][wc.sample]["n_events"],
-        seed=lambda wc: config["samples"][wc.sample]["seed"],
-        schema=lambda wc: f"--schema {config['schema']}" if config["schema"] else "",
+        command=sample_command,
     log:
         f"{RESULTS}/logs/generate/{{sample}}.log",
     threads: 1
@@ -19,6 +19,4 @@ rule generate:
     conda:
         "../../envs/arrow.yaml"
     shell:
-        "hepfmt generate --sample {wildcards.sample} --process {params.process} "
-        "--events {params.events} --seed {params.seed} {params.schema} "
-        "-o {output.arrow} > {log} 2>&1"
+        "{params.command} --sample {wildcards.sample} -o {output.arrow} > {log} 2>&1"
