@@ -11,6 +11,8 @@ localrules:
     all,
     resolved_config,
     tabulate,
+    metadata,
+    metadata_tabulate,
 
 
 
@@ -85,3 +87,37 @@ def measure_threads(wc):
     from the profile. ``workflow.cores`` cannot be used: it is undefined under a batch executor.
     """
     return batch.measure_threads(workflow.resource_settings.cores, config["measure"]["threads"])
+
+
+# -- the metadata-cost study (workflow/rules/metadata.smk) --------------------------------------
+
+
+def metadata_source(wc):
+    """The sample (Arrow IPC + sidecar) a nanoaod-<sample> dataset is written from."""
+    sample = metagrid.source_sample(wc.dataset)
+    if sample is None:
+        return []
+    arrow = grid.source_path(RESULTS, sample)
+    return [arrow, arrow[: -len(".arrow")] + ".json"]
+
+
+def metadata_codec(wc):
+    fmt = wc.layout.split("-")[0]
+    return META_CONFIG["codecs"][fmt]
+
+
+def metadata_implementations(wc):
+    return metagrid.implementations(config, metagrid.find(config, wc.dataset, wc.layout))
+
+
+def metadata_write_mem_mb(wc):
+    """ROOT holds a page or basket buffer per column while it fills (measured: ~1 GB peak for
+    10000 string columns, TTree or RNTuple); Parquet needs less."""
+    columns = metagrid.find(config, wc.dataset, wc.layout).columns or 2000
+    return 500 + columns // 10
+
+
+def metadata_timing_threads(wc):
+    """Every core Snakemake has, so no other job disturbs a timing (1 where no total is known,
+    as under a batch executor: its profile must ask for an exclusive node)."""
+    return workflow.resource_settings.cores or 1

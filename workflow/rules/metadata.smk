@@ -18,37 +18,6 @@ wildcard_constraints:
     ext=r"parquet|root",
 
 
-def metadata_source(wc):
-    """The sample (Arrow IPC + sidecar) a nanoaod-<sample> dataset is written from."""
-    sample = metagrid.source_sample(wc.dataset)
-    if sample is None:
-        return []
-    arrow = grid.source_path(RESULTS, sample)
-    return [arrow, arrow[: -len(".arrow")] + ".json"]
-
-
-def metadata_codec(wc):
-    fmt = wc.layout.split("-")[0]
-    return META_CONFIG["codecs"][fmt]
-
-
-def metadata_implementations(wc):
-    return metagrid.implementations(config, metagrid.find(config, wc.dataset, wc.layout))
-
-
-def metadata_write_mem_mb(wc):
-    """ROOT holds a page or basket buffer per column while it fills (measured: ~1 GB peak for
-    10000 string columns, TTree or RNTuple); Parquet needs less."""
-    columns = metagrid.find(config, wc.dataset, wc.layout).columns or 2000
-    return 500 + columns // 10
-
-
-def metadata_timing_threads(wc):
-    """Every core Snakemake has, so no other job disturbs a timing (1 where no total is known,
-    as under a batch executor: its profile must ask for an exclusive node)."""
-    return workflow.resource_settings.cores or 1
-
-
 rule metadata_write:
     input:
         metadata_source,
@@ -71,6 +40,8 @@ rule metadata_write:
     resources:
         mem_mb=metadata_write_mem_mb,
         runtime=60,
+    conda:
+        "../../envs/root.yaml"
     shell:
         "hepfmt metadata write {wildcards.dataset} --layout {wildcards.layout} {params.shape} "
         "--codec '{params.codec}' {params.source} {params.options} -o {output.data} "
@@ -87,6 +58,9 @@ rule metadata_helper:
     resources:
         mem_mb=2000,
         runtime=30,
+    conda:
+        # hepfmt only: cargo, when the host has it, comes from the host's PATH
+        "../../envs/arrow.yaml"
     shell:
         "hepfmt metadata build-helper -o {output} > {log} 2>&1"
 
@@ -110,6 +84,8 @@ rule metadata_time:
     resources:
         mem_mb=4000,
         runtime=60,
+    conda:
+        "../../envs/root.yaml"
     shell:
         "hepfmt metadata time {input.data} --layout {input.layout} "
         "--implementations {params.implementations} --repetitions {params.repetitions} "
@@ -133,15 +109,20 @@ rule metadata_tabulate:
             "metadata_size.pdf",
         ),
         provenance=f"{META}/provenance.json",
+    params:
+        tables=lambda wc, output: os.path.dirname(output.tables[0]),
+        plots=lambda wc, output: os.path.dirname(output.plots[0]),
     log:
         f"{RESULTS}/logs/metadata/tabulate.log",
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../envs/arrow.yaml"
     shell:
         "hepfmt metadata tabulate --config {input.config} --timings {input.timings} "
-        "-o {META}/tables --plots {META}/plots --provenance {output.provenance} > {log} 2>&1"
+        "-o {params.tables} --plots {params.plots} --provenance {output.provenance} > {log} 2>&1"
 
 
 rule metadata:
