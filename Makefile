@@ -8,6 +8,8 @@ VENV ?= .venv
 CORES ?= all
 CONFIG ?= config/default.yaml
 BIN := $(VENV)/bin
+# Jobs run `hepfmt` from PATH: the venv comes first, as `source .venv/bin/activate` would do.
+RUN := PATH="$(abspath $(BIN)):$$PATH"
 STAMP := $(VENV)/.hepfmt-installed
 
 .PHONY: run test lint dryrun clean-results
@@ -20,16 +22,16 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
 
 dryrun: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run
+	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 test: lint
-	$(BIN)/python -m pytest
+	$(RUN) $(BIN)/python -m pytest
 
 clean-results:
 	rm -rf results/sources results/files results/sizes results/measurements results/tables \
