@@ -29,7 +29,8 @@ IMPORTED_EVENTS = 200_000
 # Throughputs in branch values (events × branches) per second, single core.
 GENERATE_RATE = 10_000 * NANOAOD_BRANCHES  # ~10,000 events/s
 WRITE_RATE = {"ttree": 2_000 * NANOAOD_BRANCHES,  # TTree::Fill ≈ 280 µs/event, not the codec
-              "parquet": 10_000 * NANOAOD_BRANCHES}
+              "parquet": 10_000 * NANOAOD_BRANCHES,
+              "rntuple": 2_500 * NANOAOD_BRANCHES}  # RNTupleWriter: 2,700-4,200 events/s
 #: Slow codecs add their own time, in MB of naive data per second (level-independent upper
 #: bounds: lzma-9 3.7 MB/s, gzip-6 15, zlib-1 60, brotli-5 46); lz4, zstd and snappy are lost in
 #: the writers' own time.
@@ -41,10 +42,14 @@ PROCESS_START_S = 15  # a fresh interpreter importing ROOT / pyarrow
 JOB_START_S = 60  # Snakemake starting inside a batch job (~12 s on a local SLURM) and staging
 
 # Memory in MB: a process's base, plus bytes per branch value held at once.
-BASE_MB = {"generate": 300, "ttree": 700, "parquet": 300, "measure": 900, "tabulate": 1000}
+BASE_MB = {"generate": 300, "ttree": 700, "rntuple": 700, "parquet": 300, "measure": 900,
+           "tabulate": 1000}
 GENERATE_BYTES = 8  # the whole sample is built in memory: ~11 kB/event at 1499 branches
 TTREE_CLUSTER_BYTES = 7  # TTree::Fill holds one cluster of baskets: ~10 kB/entry (+935 MB at
 PARQUET_ROW_GROUP_BYTES = 8  # 100000); pyarrow holds a row group of arrays and pages
+#: The RNTuple writer holds one cluster as an Arrow block (~5 B/value) and RNTupleWriter's
+#: buffered pages of that cluster (estimated from the sizes, not measured like the two above).
+HELD_BYTES = {"ttree": TTREE_CLUSTER_BYTES, "parquet": PARQUET_ROW_GROUP_BYTES, "rntuple": 9}
 READ_BYTES = 9  # a reader holding every branch of the file (arrays + decompression buffers)
 FILE_BYTES = 7  # on disk: an uncompressed TTree is 1.8 × the naive ~3.1 B per value
 SOURCE_BYTES = 5  # the uncompressed Arrow IPC source, offsets included
@@ -80,9 +85,9 @@ def generate(n_events: int, n_branches: int) -> Estimate:
 
 def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
             n_branches: int) -> Estimate:
-    """A TTree holds one cluster of baskets, Parquet one row group: memory follows the cluster
-    size; time follows the events, and the codec when it is a slow one."""
-    held = TTREE_CLUSTER_BYTES if fmt == "ttree" else PARQUET_ROW_GROUP_BYTES
+    """A TTree or RNTuple holds one cluster of pages, Parquet one row group: memory follows the
+    cluster size; time follows the events, and the codec when it is a slow one."""
+    held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
     values = n_events * n_branches
     codec = variant.split("+")[0].split("-")[0]
     seconds = (PROCESS_START_S + values / WRITE_RATE.get(fmt, WRITE_RATE["ttree"])

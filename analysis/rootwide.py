@@ -49,6 +49,7 @@ _CPP = r"""
 #include <ROOT/RNTupleWriter.hxx>
 #include <ROOT/RRawPtrWriteEntry.hxx>
 #include <ROOT/RVec.hxx>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -192,7 +193,7 @@ class NTupleWriter : public Writer {
 public:
   NTupleWriter(const std::string &path, int compression, const std::vector<std::string> &names,
                const std::vector<int> &kinds, const std::vector<std::string> &types,
-               const std::vector<int> &sizes)
+               const std::vector<int> &sizes, std::size_t maxPageSize = 0)
       : fRVecs(names.size())
   {
     fKinds = kinds;
@@ -209,6 +210,10 @@ public:
     opts.SetCompression(compression);
     opts.SetMaxUnzippedClusterSize(std::size_t(1) << 40);  // before the zipped size: see notes
     opts.SetApproxZippedClusterSize(std::size_t(1) << 39);
+    if (maxPageSize) {  // 0 = ROOT's default; the initial page may not exceed the maximum
+      opts.SetInitialUnzippedPageSize(std::min(opts.GetInitialUnzippedPageSize(), maxPageSize));
+      opts.SetMaxUnzippedPageSize(maxPageSize);
+    }
     fWriter = ROOT::RNTupleWriter::Recreate(std::move(model), TREE_NAME, path, opts);
     fEntry = fWriter->GetModel().CreateRawPtrWriteEntry();
     for (size_t c = 0; c < names.size(); ++c) {
@@ -309,9 +314,12 @@ def _buffers(table: pa.Table | pa.RecordBatch, columns: list[Column]):
 
 def write(fmt: str, out: str | Path, columns: list[Column],
           groups: Iterable[tuple[pa.Table | pa.RecordBatch, int]], rows_per_group: int,
-          compression: int) -> None:
+          compression: int, max_page_size: int = 0) -> None:
     """Write ``groups`` (each: a block of distinct rows and how many rows the group has) as a
     TTree (``fmt="ttree"``) or an RNTuple (``fmt="rntuple"``) named ``Events``.
+
+    ``max_page_size`` (bytes, RNTuple only; 0 = ROOT's default) caps the unzipped page size:
+    the main study's RNTuple adapter matches its pages to the TTree's baskets with it.
 
     Not atomic by itself: the caller writes to a temporary path and verifies it.
     """
@@ -328,7 +336,7 @@ def write(fmt: str, out: str | Path, columns: list[Column],
         types = [CPP_TYPES.get(c.dtype, "") for c in columns]
         w = ROOT.hepfmt_wide.NTupleWriter(str(out), compression, vec["std::string"](names),
                                           vec["int"](kinds), vec["std::string"](types),
-                                          vec["int"](sizes))
+                                          vec["int"](sizes), max_page_size)
     else:
         raise ValueError(f"no ROOT writer for format {fmt!r}")
     for block, rows in groups:

@@ -72,7 +72,8 @@ def written(source: Path, tmp_path_factory: pytest.TempPathFactory):
         if key not in cache:
             fmt = formats.get(format_name)
             tag = "".join(f"_{k}-{v}" for k, v in key[2])
-            out = root / f"{variant}{tag}.{fmt.extension}"
+            # the format in the name: TTree and RNTuple share the extension
+            out = root / f"{format_name}_{variant}{tag}.{fmt.extension}"
             fmt.write(source, out, fmt.variant(variant), CLUSTER_SIZE, dict(options))
             cache[key] = out
         return cache[key]

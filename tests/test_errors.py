@@ -19,7 +19,7 @@ from analysis.source import open_source, read_source_meta
 pytestmark = pytest.mark.filterwarnings("ignore:no keys recovered:RuntimeWarning")
 
 READERS = [(f, r) for f in formats.names() for r in formats.get(f).readers]
-EXT = {"ttree": "root", "parquet": "parquet"}
+EXT = {"ttree": "root", "parquet": "parquet", "rntuple": "root"}
 
 def _truncated(src: Path, dst: Path) -> Path:
     data = src.read_bytes()
@@ -36,8 +36,8 @@ def bad_files(written, tmp_path_factory) -> dict[tuple[str, str], Path]:
     files = {}
     for fmt in formats.names():
         good = written(fmt, "none")
-        files[fmt, "truncated"] = _truncated(good, d / f"truncated.{EXT[fmt]}")
-        files[fmt, "missing"] = d / f"missing.{EXT[fmt]}"
+        files[fmt, "truncated"] = _truncated(good, d / f"truncated-{fmt}.{EXT[fmt]}")
+        files[fmt, "missing"] = d / f"missing-{fmt}.{EXT[fmt]}"
         files[fmt, "garbage"] = garbage
     return files
 
@@ -166,7 +166,8 @@ def test_cli_convert_unknown_format(capsys, tmp_path, source):
     ("parquet", {"data_page_size": "abc"}),
     ("parquet", {"no_such_option": 1}),
     ("ttree", {"basket_policy": "bogus"}),
-], ids=["parquet-bad-value", "parquet-unknown-option", "ttree-bad-policy"])
+    ("rntuple", {"page_size": 1}),
+], ids=["parquet-bad-value", "parquet-unknown-option", "ttree-bad-policy", "rntuple-tiny-page"])
 def test_failed_write_leaves_nothing(tmp_path, source, fmt, options):
     """A refused writer option is a VerificationError naming the output, and neither the output
     nor a temporary file is left for Snakemake to mistake for a result."""

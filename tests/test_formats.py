@@ -19,6 +19,7 @@ from analysis.source import to_column
 VARIANTS = {
     "ttree": ["none", "zstd-5", "lz4-4"],
     "parquet": ["none", "zstd-3", "none+dict", "snappy"],
+    "rntuple": ["none", "zstd-5"],
 }
 FILES = [(f, v) for f in VARIANTS for v in VARIANTS[f]]
 READS = [(f, v, r) for f, v in FILES for r in formats.get(f).readers]

@@ -48,7 +48,8 @@ class Format:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key)
 
 
-_MODULES = {"ttree": "analysis.formats.ttree", "parquet": "analysis.formats.parquet"}
+_MODULES = {"ttree": "analysis.formats.ttree", "parquet": "analysis.formats.parquet",
+            "rntuple": "analysis.formats.rntuple"}
 
 
 def names() -> list[str]:

@@ -1,5 +1,7 @@
 """ROOT TTree, written by ROOT itself (PyROOT) and read by RDataFrame or uproot.
 
+The readers also read an RNTuple of the same name (:mod:`analysis.formats.rntuple` uses them).
+
 Writing: each branch is bound to a numpy buffer with a NanoAOD-style leaf list
 (``Muon_pt[nMuon]/F``) and one JIT-compiled C++ loop copies the source columns into the buffers
 and calls ``TTree::Fill``; a Python loop over 1500 branches per event would be ~100x slower.
@@ -75,7 +77,9 @@ template <typename T>
 ROOT::RDF::RResultPtr<Ck> book(ROOT::RDF::RNode df, const std::string &col) {
   return df.Aggregate([](Ck &c, const T &x) { add(c, x); }, merge, col, Ck{});
 }
-// One event loop over all requested columns; checksums out as (n, sum) pairs.
+// One event loop over all requested columns; checksums out as (n, sum) pairs. The tree may be
+// a TTree or an RNTuple (RDataFrame opens either by name); they spell column types differently
+// (Float_t / float, Int_t / std::int32_t), so both spellings are matched.
 std::vector<ULong64_t> rdf_checksums(const std::string &path, const std::string &tree,
                                      const std::vector<std::string> &cols) {
   ROOT::RDataFrame df(tree, path);
@@ -85,12 +89,19 @@ std::vector<ULong64_t> rdf_checksums(const std::string &path, const std::string 
     const auto t = df.GetColumnType(c);
 #define HEPFMT_T(NAME, T)                                                     \
     if (t == NAME) { res.push_back(book<T>(node, c)); continue; }            \
-    if (t == "ROOT::VecOps::RVec<" NAME ">") {                                 \
+    if (t == "ROOT::VecOps::RVec<" NAME ">" || t == "ROOT::RVec<" NAME ">") {  \
       res.push_back(book<ROOT::RVec<T>>(node, c)); continue; }
+    // TTree leaf types
     HEPFMT_T("Bool_t", bool) HEPFMT_T("Char_t", Char_t) HEPFMT_T("UChar_t", UChar_t)
     HEPFMT_T("Short_t", Short_t) HEPFMT_T("UShort_t", UShort_t) HEPFMT_T("Int_t", Int_t)
     HEPFMT_T("UInt_t", UInt_t) HEPFMT_T("Long64_t", Long64_t) HEPFMT_T("ULong64_t", ULong64_t)
     HEPFMT_T("Float_t", Float_t) HEPFMT_T("Double_t", Double_t)
+    // RNTuple field types
+    HEPFMT_T("bool", bool) HEPFMT_T("std::int8_t", std::int8_t)
+    HEPFMT_T("std::uint8_t", std::uint8_t) HEPFMT_T("std::int16_t", std::int16_t)
+    HEPFMT_T("std::uint16_t", std::uint16_t) HEPFMT_T("std::int32_t", std::int32_t)
+    HEPFMT_T("std::uint32_t", std::uint32_t) HEPFMT_T("std::int64_t", std::int64_t)
+    HEPFMT_T("std::uint64_t", std::uint64_t) HEPFMT_T("float", float) HEPFMT_T("double", double)
 #undef HEPFMT_T
     throw std::runtime_error("hepfmt: unsupported column type " + t + " of " + c);
   }
