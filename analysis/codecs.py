@@ -25,11 +25,6 @@ class Variant:
         s = self.algorithm if self.level is None else f"{self.algorithm}-{self.level}"
         return s + ("+dict" if self.dictionary else "")
 
-    @property
-    def codec(self) -> str:
-        """The compression part alone (for pairing ROOT and Parquet variants in tables)."""
-        return self.algorithm if self.level is None else f"{self.algorithm}-{self.level}"
-
     @classmethod
     def parse(cls, text: str, algorithms: set[str], dictionary: bool, key: str) -> Variant:
         m = _RE.match(text)

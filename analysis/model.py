@@ -246,7 +246,7 @@ def learn_values(x: np.ndarray, dtype: np.dtype) -> ValueModel:
         keep = np.ones(vals.size, dtype=bool)
     else:
         keep = (freq >= MASS_THRESHOLD) & (counts >= 2)
-    masses = {repr(_plain(v)): float(f) for v, f in zip(vals[keep], freq[keep], strict=True)}
+    masses = {repr(v.item()): float(f) for v, f in zip(vals[keep], freq[keep], strict=True)}
     rest = np.repeat(vals[~keep], counts[~keep]).astype(np.float64)
     quantiles = []
     if rest.size:
@@ -272,10 +272,6 @@ def learn_sequence(x: np.ndarray, dtype: np.dtype) -> ValueModel | None:
     step_model = learn_values(steps.astype(np.int64), np.dtype(np.int64))
     return ValueModel("sequence", masses=step_model.masses, quantiles=step_model.quantiles,
                       first=float(x[0]))
-
-
-def _plain(v: np.generic) -> int | float | bool:
-    return v.item()
 
 
 #: Strictly decreasing neighbours needed before a branch counts as sorted (not by chance).
