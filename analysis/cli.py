@@ -80,10 +80,15 @@ def cmd_convert(a: argparse.Namespace) -> None:
 
     fmt = formats.get(a.format)
     variant = fmt.variant(a.variant, "--variant")
-    fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, dict(a.option))
+    options = dict(a.option)
+    unknown = sorted(set(options) - fmt.options) if fmt.options is not None else []
+    if unknown:
+        raise ConfigError("--option", f"{fmt.name} has no writer option {unknown[0]!r}; "
+                                      f"known: {sorted(fmt.options)}")
+    fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
     if a.size_output:
-        write_size_record(a.output, a.format, variant.name, a.cluster_size, a.source,
-                          a.size_output)
+        write_size_record(a.output, a.name or a.format, a.format, variant.name, a.cluster_size,
+                          a.source, a.size_output, options)
 
 
 def cmd_measure(a: argparse.Namespace) -> None:
@@ -91,9 +96,13 @@ def cmd_measure(a: argparse.Namespace) -> None:
 
     if a.repetitions < 5:
         raise ConfigError("--repetitions", "at least 5 repetitions are required")
+    try:
+        threads = [int(t) for t in a.threads.split(",")]
+    except ValueError:
+        raise ConfigError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
-                 dict(a.selection), a.modes.split(","), a.repetitions, a.threads, a.output,
-                 a.timeout)
+                 dict(a.selection), a.modes.split(","), a.repetitions, threads, a.output,
+                 a.timeout, name=a.name)
 
 
 def cmd_tabulate(a: argparse.Namespace) -> None:
@@ -237,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("convert", help="write a source sample in one format/variant/cluster size")
     c.add_argument("source")
-    c.add_argument("--format", required=True)
+    c.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    c.add_argument("--name", help="the config's name of this format (default: --format)")
     c.add_argument("--variant", required=True, help="e.g. none, zlib-1, zstd-5, none+dict")
     c.add_argument("--cluster-size", type=int, required=True)
     c.add_argument("--option", type=_option, action="append", default=[],
@@ -249,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("measure", help="measure cold/warm reads of one file")
     m.add_argument("file")
     m.add_argument("--source", required=True, help="the source sample the file was written from")
-    m.add_argument("--format", required=True)
+    m.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    m.add_argument("--name", help="the config's name of this format (default: --format)")
     m.add_argument("--variant", required=True)
     m.add_argument("--cluster-size", type=int, required=True)
     m.add_argument("--readers", required=True, help="comma-separated reader names")
@@ -257,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
     m.add_argument("--modes", default="cold,warm")
     m.add_argument("--repetitions", type=int, default=5)
-    m.add_argument("--threads", type=int, default=1)
+    m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=3600.0)
     m.add_argument("-o", "--output", required=True)
     m.set_defaults(func=cmd_measure)

@@ -3,6 +3,12 @@
 One place computes every path so that the Snakefile, the CLI and the tables agree on names:
 ``{results}/sources/{sample}.arrow``, ``{results}/files/{sample}/{format}/{variant}/c{N}.{ext}``,
 ``{results}/sizes/{stem}.{ext}.json`` and ``{results}/measurements/{stem}.json``.
+
+A *format* here is an entry of the config's ``formats``: a name (``ttree_nooffsets``), the adapter
+that writes and reads it (``adapter: ttree``, by default the name itself), its writer options and
+its variants. One adapter can so appear several times with different knobs (TTree with and
+without offset arrays, TTree written by ROOT and by uproot, Parquet with and without
+BYTE_STREAM_SPLIT), each a line of its own in every table.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from analysis.processes import PROCESSES
 @dataclass(frozen=True)
 class FileSpec:
     sample: str
-    format: str
+    format: str  # the config's name for it
     variant: str
     cluster_size: int
+    adapter: str  # the module in analysis.formats that writes and reads it
 
     @property
     def stem(self) -> str:
@@ -32,20 +39,54 @@ def source_path(results: str, sample: str) -> str:
 
 
 def file_path(results: str, spec: FileSpec) -> str:
-    return f"{results}/files/{spec.stem}.{formats.get(spec.format).extension}"
+    return f"{results}/files/{spec.stem}.{formats.get(spec.adapter).extension}"
 
 
 def size_path(results: str, spec: FileSpec) -> str:
-    return f"{results}/sizes/{spec.stem}.{formats.get(spec.format).extension}.json"
+    return f"{results}/sizes/{spec.stem}.{formats.get(spec.adapter).extension}.json"
 
 
 def measurement_path(results: str, spec: FileSpec) -> str:
     return f"{results}/measurements/{spec.stem}.json"
 
 
+def adapter(config: dict, name: str) -> str:
+    """The adapter of the config's format ``name``."""
+    return config["formats"][name].get("adapter", name)
+
+
+def label(config: dict, name: str) -> str:
+    """How tables and figures call the format ``name``."""
+    fcfg = config["formats"].get(name, {})
+    if fcfg.get("label"):
+        return fcfg["label"]
+    base = formats.LABELS.get(fcfg.get("adapter", name), name)
+    return base if fcfg.get("adapter", name) == name else f"{base} ({name})"
+
+
+def readers(config: dict, name: str) -> list[str]:
+    """The readers timed on format ``name``: the config's list, else every one its adapter has."""
+    named = config.get("measure", {}).get("readers", {}).get(name)
+    return list(named) if named else list(formats.get(adapter(config, name)).readers)
+
+
+def thread_counts(config: dict) -> list[int]:
+    """Reader threads to time: one count, or a sweep (``measure.threads: [1, 2]``)."""
+    t = config.get("measure", {}).get("threads", 1)
+    return [t] if isinstance(t, int) else list(t)
+
+
+def extensions() -> list[str]:
+    return sorted({formats.get(n).extension for n in formats.names()})
+
+
+def spec(config: dict, sample: str, fmt: str, variant: str, cluster_size: int) -> FileSpec:
+    return FileSpec(sample, fmt, variant, cluster_size, adapter(config, fmt))
+
+
 def files(config: dict) -> list[FileSpec]:
     """Every file the study writes (and whose size it tabulates)."""
-    return [FileSpec(sample, fmt, variant, n)
+    return [spec(config, sample, fmt, variant, n)
             for sample in config["samples"]
             for fmt, fcfg in config["formats"].items()
             for variant in fcfg["variants"]
@@ -76,9 +117,19 @@ def check(config: dict) -> None:
             raise ConfigError(f"samples.{name}.process",
                               f"unknown process {s['process']!r}; known: {sorted(PROCESSES)}")
     for fmt, fcfg in config["formats"].items():
-        f = formats.get(fmt)
+        name = fcfg.get("adapter", fmt)
+        if name not in formats.names():
+            key = f"formats.{fmt}.adapter" if "adapter" in fcfg else f"formats.{fmt}"
+            raise ConfigError(key, f"no format adapter {name!r}; known: {formats.names()} "
+                                   "(a format of another name needs 'adapter:')")
+        f = formats.get(name)
         for i, v in enumerate(fcfg["variants"]):
             f.variant(v, f"formats.{fmt}.variants[{i}]")
+        unknown = sorted(set(fcfg.get("options", {})) - f.options) if f.options is not None \
+            else []
+        if unknown:
+            raise ConfigError(f"formats.{fmt}.options", f"{name} has no option {unknown[0]!r}; "
+                                                        f"known: {sorted(f.options)}")
     m = config.get("measure", {})
     for i, n in enumerate(m.get("cluster_sizes") or []):
         if n not in config["cluster_sizes"]:
@@ -91,18 +142,17 @@ def check(config: dict) -> None:
             if v not in known:
                 raise ConfigError(f"measure.variants.{fmt}[{i}]",
                                   f"{v!r} is not among formats.{fmt}.variants")
-    for fmt, readers in m.get("readers", {}).items():
+    for fmt, names in m.get("readers", {}).items():
         if fmt not in config["formats"]:
-            continue
-        for r in readers:
-            if r not in formats.get(fmt).readers:
+            raise ConfigError(f"measure.readers.{fmt}", "format is not in formats")
+        known = formats.get(adapter(config, fmt)).readers
+        for r in names:
+            if r not in known:
                 raise ConfigError(f"measure.readers.{fmt}", f"no reader {r!r}; known: "
-                                                            f"{sorted(formats.get(fmt).readers)}")
-    for fmt in config["formats"]:
-        if fmt not in m.get("readers", {fmt: []}):
-            raise ConfigError("measure.readers", f"no reader named for format {fmt!r}")
+                                                            f"{sorted(known)}")
     for i, pair in enumerate(config.get("compare", {}).get("pairs", [])):
-        for fmt in ("ttree", "parquet"):
-            if pair[fmt] not in config["formats"].get(fmt, {}).get("variants", []):
-                raise ConfigError(f"compare.pairs[{i}].{fmt}",
-                                  f"{pair[fmt]!r} is not among formats.{fmt}.variants")
+        for side in ("ttree", "parquet"):
+            fmt = pair.get(f"{side}_format", side)
+            if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
+                raise ConfigError(f"compare.pairs[{i}].{side}",
+                                  f"{pair[side]!r} is not among formats.{fmt}.variants")

@@ -19,6 +19,7 @@ from a warm one's only by the evicted pages, which is the quantity being measure
 
 from __future__ import annotations
 
+import itertools
 import resource
 import sys
 import time
@@ -43,7 +44,7 @@ ALL = "*"
 class ReadSpec:
     path: str
     source: str
-    format: str
+    format: str  # the adapter
     reader: str
     selection: str
     branches: list[str]
@@ -140,15 +141,20 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
         "peak_rss_bytes": res["peak_rss_bytes"],
         "baseline_rss_bytes": res["baseline_rss_bytes"],
+        # what the reads themselves held: peak RSS above the process after its imports
+        "rss_over_baseline_bytes": res["peak_rss_bytes"] - res["baseline_rss_bytes"],
         "repetitions": reps,
     }
 
 
 def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
-                 modes: list[str], repetitions: int, threads: int, out: str | Path,
-                 timeout: float = 3600.0) -> dict:
-    """Measure every requested read of one file; write one JSON, atomically, or nothing."""
+                 modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
+                 timeout: float = 3600.0, name: str | None = None) -> dict:
+    """Measure every requested read of one file; write one JSON, atomically, or nothing.
+
+    ``format_name`` is the adapter, ``name`` the config's name of the format; ``threads`` a
+    count or a sweep (every read timed at each count, each in its own process)."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")
@@ -159,25 +165,27 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
-    for reader in readers:
+    sweep = [threads] if isinstance(threads, int) else list(threads)
+    for reader, n_threads, (sel_name, sel) in itertools.product(readers, sweep,
+                                                                 selections.items()):
         if reader not in fmt.readers:
             raise VerificationError(path, f"format {format_name} has no reader {reader!r}")
-        for sel_name, sel in selections.items():
-            branches = schema.names if sel == ALL else list(sel)
-            missing = [b for b in branches if b not in meta["checksums"]]
-            if missing:
-                raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
-            spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
-                            list(modes), repetitions, threads)
-            res = _spawn(spec, timeout)
-            zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
-            naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
-            for mode, reps in res["modes"].items():
-                reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
-                                          meta["n_events"], fs_verifiable))
+        branches = schema.names if sel == ALL else list(sel)
+        missing = [b for b in branches if b not in meta["checksums"]]
+        if missing:
+            raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
+        spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
+                        list(modes), repetitions, n_threads)
+        res = _spawn(spec, timeout)
+        zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
+        naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
+        for mode, reps in res["modes"].items():
+            reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
+                                      meta["n_events"], fs_verifiable))
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": format_name, "variant": variant, "cluster_size": cluster_size,
+        "format": name or format_name, "adapter": format_name, "variant": variant,
+        "cluster_size": cluster_size,
         "n_events": meta["n_events"], "reads": reads,
         "provenance": provenance,
     }

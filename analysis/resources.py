@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from analysis import grid
+
 #: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file).
 NANOAOD_BRANCHES = 1499
 #: A sample imported from a real file has no event count in the config: assume a NanoAOD chunk.
@@ -142,13 +144,14 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str]) -> Estimat
     if rule == "generate":
         return generate(sample_events(config, wildcards["sample"]), branches)
     if rule == "convert":
-        return convert(wildcards["format"], wildcards["variant"],
+        return convert(grid.adapter(config, wildcards["format"]), wildcards["variant"],
                        sample_events(config, wildcards["sample"]), int(wildcards["cluster"]),
                        branches)
     if rule == "measure":
         m = config["measure"]
         return measure(sample_events(config, wildcards["sample"]), branches,
-                       len(m["readers"][wildcards["format"]]),
+                       len(grid.readers(config, wildcards["format"]))
+                       * len(grid.thread_counts(config)),
                        [branches if b == "*" else len(b) for b in m["selections"].values()],
                        1 + m["repetitions"] * len(m["modes"]))
     if rule == "tabulate":

@@ -47,14 +47,17 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
     }
 
 
-def write_size_record(path: str | Path, format_name: str, variant: str, cluster_size: int,
-                      source: str | Path, out: str | Path) -> dict:
-    """The size record of one file with its identity and provenance, written atomically."""
+def write_size_record(path: str | Path, name: str, adapter: str, variant: str,
+                      cluster_size: int, source: str | Path, out: str | Path,
+                      options: dict | None = None) -> dict:
+    """The size record of one file with its identity, writer options and provenance, written
+    atomically. ``name`` is the config's name of the format, ``adapter`` its module."""
     meta = read_source_meta(source)
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": format_name, "variant": variant, "cluster_size": cluster_size,
-        "n_events": meta["n_events"], **size_record(path, format_name, source),
+        "format": name, "adapter": adapter,
+        "variant": variant, "cluster_size": cluster_size, "options": options or {},
+        "n_events": meta["n_events"], **size_record(path, adapter, source),
         "provenance": collect(data_path=Path(path).parent),
     }
     write_json(out, doc)

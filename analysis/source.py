@@ -71,6 +71,26 @@ def iter_batches(path: str | Path, columns: list[str] | None = None) -> Iterator
         yield batch if columns is None else batch.select(columns)
 
 
+def iter_clusters(source: str | Path, names: list[str],
+                  cluster_size: int) -> Iterator[tuple[pa.Table, int]]:
+    """The source in blocks of exactly ``cluster_size`` rows (the last may be shorter),
+    whatever the source's own batch size: each block becomes one cluster / row group / batch
+    of a writer that makes one per call."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
+    for batch in iter_batches(source, names):
+        while batch.num_rows:
+            take = min(cluster_size - rows, batch.num_rows)
+            pending.append(batch.slice(0, take))
+            rows += take
+            batch = batch.slice(take)
+            if rows == cluster_size:
+                yield pa.Table.from_batches(pending), rows
+                pending, rows = [], 0
+    if rows:
+        yield pa.Table.from_batches(pending), rows
+
+
 def read_source_meta(path: str | Path) -> dict:
     side = sidecar_path(path)
     try:

@@ -6,7 +6,13 @@
   median of the repetitions; across samples mean ± std), with MB/s and events/s;
 * ``ratios``: ROOT / Parquet size ratio and ROOT rate / Parquet rate ratio per pairing, cluster
   size, selection and mode (the ratio is taken per sample, then averaged);
-* ``repetitions``: every timed repetition, for anyone who wants other statistics.
+* ``repetitions``: every timed repetition, for anyone who wants other statistics;
+* ``formats``: one row per format × variant × reader at the largest measured cluster size:
+  normalised size, warm and cold read time per selection and the reader's peak memory, the
+  table a user picks a format from.
+
+Formats are the config's names (``ttree_nooffsets``); ``adapter`` and ``label`` columns say what
+each one is.
 
 Each CSV starts with ``#`` provenance lines (``pandas.read_csv(comment="#")`` skips them); each
 Markdown file ends with the same block. A cold figure whose eviction was not verified by mincore
@@ -21,12 +27,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import grid
 from analysis.atomic import atomic_path, write_json
 from analysis.errors import InputError
 from analysis.provenance import batch_summary, collect, describe_batch, describe_filesystem
 
 KEYS = ["format", "variant", "cluster_size"]
-READ_KEYS = [*KEYS, "reader", "selection", "mode"]
+READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
 
 
 def _read_doc(path: str | Path, keys: tuple[str, ...]) -> dict:
@@ -49,7 +56,11 @@ def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
     for p in paths:
         doc = _read_doc(p, (*_BASE, "file_bytes", "naive_bytes", "normalized_size"))
         groups = {f"zip_bytes:{g}": v for g, v in doc.get("zip_bytes_by_group", {}).items()}
+        # what is in no branch's data: headers, footers, keys, basket/page headers, offsets
+        # the adapter does not attribute to a branch
+        groups["zip_bytes:metadata"] = doc["file_bytes"] - sum(groups.values())
         rows.append({**{k: doc[k] for k in _BASE if k != "provenance"},
+                     "adapter": doc.get("adapter", doc["format"]),
                      "file_bytes": doc["file_bytes"], "naive_bytes": doc["naive_bytes"],
                      "normalized_size": doc["normalized_size"],
                      "normalized_size_no_triggers": doc.get("normalized_size_no_triggers"),
@@ -64,10 +75,12 @@ def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame,
     for p in paths:
         doc = _read_doc(p, (*_BASE, "reads"))
         base = {k: doc[k] for k in _BASE if k != "provenance"}
+        base["adapter"] = doc.get("adapter", doc["format"])
         for r in doc["reads"]:
             reads.append({**base, **{k: v for k, v in r.items() if k != "repetitions"}})
             for i, rep in enumerate(r["repetitions"]):
-                reps.append({**base, **{k: r[k] for k in ("reader", "selection", "mode")},
+                reps.append({**base, **{k: r[k] for k in ("reader", "threads", "selection",
+                                                          "mode")},
                              "repetition": i, **rep})
         provs.append(doc["provenance"])
     return pd.DataFrame(reads), pd.DataFrame(reps), provs
@@ -99,12 +112,16 @@ def group_table(sizes: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_table(reads: pd.DataFrame) -> pd.DataFrame:
+    reads = reads.assign(rss_over_baseline=reads.peak_rss_bytes - reads.baseline_rss_bytes)
     t = _mean_std(reads, READ_KEYS, "median_s")
     extra = reads.groupby(READ_KEYS).agg(
         iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
         mb_per_s_compressed=("mb_per_s_compressed", "mean"),
         mb_per_s_naive=("mb_per_s_naive", "mean"), events_per_s=("events_per_s", "mean"),
         peak_rss_mb=("peak_rss_bytes", lambda x: x.max() / 2**20),
+        rss_over_baseline_mb=("rss_over_baseline", lambda x: x.max() / 2**20),
+        cpu_s_mean=("cpu_median_s", "mean"),
+        disk_read_bytes=("disk_read_bytes_median", "mean"),
         cold_verified=("cold_verified", lambda x: None if x.isna().all() else bool(x.all())),
     ).reset_index()
     return t.merge(extra, on=READ_KEYS)
@@ -116,7 +133,7 @@ def default_pairs(config: dict) -> list[dict]:
         return v.split("+")[0].split("-")[0]
 
     fm = config["formats"]
-    return [{"ttree": tv, "parquet": pv}
+    return [{"ttree": tv, "parquet": pv, "ttree_format": "ttree", "parquet_format": "parquet"}
             for tv in fm.get("ttree", {}).get("variants", [])
             for pv in fm.get("parquet", {}).get("variants", [])
             if algo(tv) == algo(pv) and "+dict" not in pv]
@@ -128,34 +145,74 @@ def ratio_table(config: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.Da
     rows = []
     for pair in pairs:
         label = pair.get("label") or f"{pair['ttree']} vs {pair['parquet']}"
-        r = sizes[(sizes.format == "ttree") & (sizes.variant == pair["ttree"])]
-        q = sizes[(sizes.format == "parquet") & (sizes.variant == pair["parquet"])]
+        fr, fp = pair.get("ttree_format", "ttree"), pair.get("parquet_format", "parquet")
+        r = sizes[(sizes.format == fr) & (sizes.variant == pair["ttree"])]
+        q = sizes[(sizes.format == fp) & (sizes.variant == pair["parquet"])]
         m = r.merge(q, on=["sample", "cluster_size"], suffixes=("_r", "_p"))
         for _, x in m.iterrows():
             rows.append({"pair": label, "ttree": pair["ttree"], "parquet": pair["parquet"],
                          "cluster_size": x.cluster_size, "sample": x["sample"],
-                         "quantity": "size", "selection": "", "mode": "",
+                         "quantity": "size", "selection": "", "mode": "", "threads": 0,
                          "ratio": x.file_bytes_r / x.file_bytes_p})
         if reads.empty:
             continue
-        rr = reads[(reads.format == "ttree") & (reads.variant == pair["ttree"])
-                   & (reads.reader == readers.get("ttree"))]
-        qq = reads[(reads.format == "parquet") & (reads.variant == pair["parquet"])
-                   & (reads.reader == readers.get("parquet"))]
-        m = rr.merge(qq, on=["sample", "cluster_size", "selection", "mode"], suffixes=("_r", "_p"))
+        rr = reads[(reads.format == fr) & (reads.variant == pair["ttree"])
+                   & (reads.reader == readers.get(fr, readers.get("ttree")))]
+        qq = reads[(reads.format == fp) & (reads.variant == pair["parquet"])
+                   & (reads.reader == readers.get(fp, readers.get("parquet")))]
+        m = rr.merge(qq, on=["sample", "cluster_size", "threads", "selection", "mode"],
+                     suffixes=("_r", "_p"))
         for _, x in m.iterrows():
             rows.append({"pair": label, "ttree": pair["ttree"], "parquet": pair["parquet"],
                          "cluster_size": x.cluster_size, "sample": x["sample"],
                          "quantity": "rate", "selection": x.selection, "mode": x["mode"],
+                         "threads": x.threads,
                          # ROOT rate / Parquet rate = Parquet time / ROOT time
                          "ratio": x.median_s_p / x.median_s_r})
     if not rows:
-        return pd.DataFrame(columns=["pair", "ttree", "parquet", "cluster_size", "quantity",
-                                     "selection", "mode", "ratio_mean", "ratio_std",
-                                     "n_samples"])
+        return pd.DataFrame(columns=["pair", "ttree", "parquet", "quantity", "selection",
+                                     "mode", "threads", "cluster_size", "ratio_mean",
+                                     "ratio_std", "n_samples"])
     df = pd.DataFrame(rows)
     return _mean_std(df, ["pair", "ttree", "parquet", "quantity", "selection", "mode",
-                          "cluster_size"], "ratio")
+                          "threads", "cluster_size"], "ratio")
+
+
+def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
+    """One row per format × variant × reader × threads at the largest cluster size whose reads
+    were measured (the largest written one if none were): normalised size, the read time of
+    each selection and cache mode, and the reader's peak memory over its post-import baseline.
+    """
+    if rt.empty:
+        largest = st.cluster_size.max()
+        return st[st.cluster_size == largest].reset_index(drop=True)
+    largest = rt.cluster_size.max()
+    rows = rt[rt.cluster_size == largest]
+    wide = rows.pivot_table(index=["format", "variant", "reader", "threads"],
+                            columns=["selection", "mode"], values="median_s_mean",
+                            aggfunc="first")
+    wide.columns = [f"{sel}_{mode}_s" for sel, mode in wide.columns]
+    rss = rows.groupby(["format", "variant", "reader", "threads"]).agg(
+        rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
+        cold_verified=("cold_verified",
+                       lambda x: None if x.isna().all() else bool(x.dropna().all())))
+    sizes = st[st.cluster_size == largest][["format", "variant", "cluster_size",
+                                            "normalized_size_mean", "normalized_size_std"]]
+    return sizes.merge(wide.join(rss).reset_index(), on=["format", "variant"], how="left")
+
+
+def _with_labels(config: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """``label`` and ``adapter`` columns first after ``format``: what each format name is."""
+    if df.empty or "format" not in df:
+        return df
+    labels = df.format.map(lambda f: grid.label(config, f))
+    adapters = df.format.map(lambda f: grid.adapter(config, f)
+                             if f in config.get("formats", {}) else f)
+    out = df.drop(columns=[c for c in ("label", "adapter") if c in df])
+    i = list(out.columns).index("format") + 1
+    out.insert(i, "label", labels)
+    out.insert(i + 1, "adapter", adapters)
+    return out
 
 
 def _pm(mean: float, std: float, digits: int = 3) -> str:
@@ -247,24 +304,50 @@ def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
     for sel in rt.selection.unique():
         d = rt[(rt.selection == sel) & (rt.cluster_size == largest)]
         sections.append((f"Read time in seconds, selection '{sel}', cluster size {largest}",
-                         _md_pivot(d, ["format", "variant", "reader"], "mode",
+                         _md_pivot(d, ["format", "variant", "reader", "threads"], "mode",
                                    "median_s_mean", "median_s_std", 4,
                                    mark=d.cold_verified)))
         for mode in rt["mode"].unique():
             d = rt[(rt.selection == sel) & (rt["mode"] == mode)]
             sections.append((f"Events/s by cluster size, selection '{sel}', {mode} cache",
-                             d.pivot_table(index=["format", "variant", "reader"],
+                             d.pivot_table(index=["format", "variant", "reader", "threads"],
                                            columns="cluster_size", values="events_per_s")
                              .round(0).reset_index().to_markdown(index=False)))
-    sections.append(("Peak memory (MB) of the reading process, by selection",
-                     rt.pivot_table(index=["format", "reader"], columns="selection",
-                                    values="peak_rss_mb", aggfunc="max")
+    sections.append(("Peak memory of the reading process above its RSS after imports (MB), by "
+                     "selection",
+                     rt.pivot_table(index=["format", "reader", "threads"], columns="selection",
+                                    values="rss_over_baseline_mb", aggfunc="max")
                      .round(0).reset_index().to_markdown(index=False)))
     sections.append(("Legend", "† cold-cache eviction not verified: mincore found pages still "
                                "resident in at least one repetition, or the file is on a "
                                "filesystem where eviction cannot be verified (tmpfs, NFS, "
                                "Lustre, GPFS, CVMFS/FUSE): not a cold figure"))
     return sections
+
+
+def _format_sections(ft: pd.DataFrame) -> list[tuple[str, str]]:
+    """The table a user picks a format from: size, read times, memory, one row per reader."""
+    if ft.empty:
+        return [("No formats", "Nothing was written.")]
+    size = [_pm(a, b) for a, b in zip(ft.normalized_size_mean, ft.normalized_size_std,
+                                      strict=True)]
+    cols = {"format": ft.label, "variant": ft.variant, "normalized size": size}
+    if "reader" in ft:
+        cols["reader"] = ft.reader
+        if ft.threads.nunique() > 1:
+            cols["threads"] = ft.threads
+        for c in [c for c in ft.columns if c.endswith(("_warm_s", "_cold_s"))]:
+            mark = ft.cold_verified if c.endswith("_cold_s") else None
+            cols[c.removesuffix("_s").replace("_", " ") + " (s)"] = [
+                "" if pd.isna(v) else f"{v:.4f}" + (" †" if mark is not None and m is False
+                                                    else "")
+                for v, m in zip(ft[c], mark if mark is not None else [None] * len(ft),
+                                strict=True)]
+        cols["peak RSS over baseline (MB)"] = ft.rss_over_baseline_mb.round(0)
+    d = pd.DataFrame(cols)
+    return [(f"Cluster size {int(ft.cluster_size.max())}; read times: per sample the median of "
+             "the repetitions, mean over samples; † = cold eviction not verified",
+             d.to_markdown(index=False))]
 
 
 def _ratio_sections(ratios: pd.DataFrame) -> list[tuple[str, str]]:
@@ -274,8 +357,9 @@ def _ratio_sections(ratios: pd.DataFrame) -> list[tuple[str, str]]:
         ratios[ratios.quantity == "size"], ["pair"], "cluster_size", "ratio_mean",
         "ratio_std"))]
     r = ratios[ratios.quantity == "rate"]
-    for (sel, mode), d in r.groupby(["selection", "mode"]):
-        sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache",
+    for (sel, mode, threads), d in r.groupby(["selection", "mode", "threads"]):
+        th = f", {threads} threads" if r.threads.nunique() > 1 else ""
+        sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache{th}",
                          _md_pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
     return sections
 
@@ -295,9 +379,10 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
     gt = group_table(sizes)
     rt = read_table(reads) if not reads.empty else pd.DataFrame()
     ratios = ratio_table(config, sizes, reads)
+    ft = format_table(st, rt)
     for name, df in (("size", st), ("groups", gt), ("reads", rt), ("ratios", ratios),
-                     ("repetitions", reps)):
-        write_csv(df, out / f"{name}.csv", lines)
+                     ("repetitions", reps), ("formats", ft)):
+        write_csv(_with_labels(config, df), out / f"{name}.csv", lines)
 
     size_sections = [(
         "mean ± std over samples, per cluster size (entries per cluster / rows per row group)",
@@ -317,5 +402,7 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
              _read_sections(rt), out / "reads.md", lines)
     write_md("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
              _ratio_sections(ratios), out / "ratios.md", lines)
+    write_md("Formats side by side", _format_sections(_with_labels(config, ft)),
+             out / "formats.md", lines)
     write_json(provenance_path or out / "provenance.json", prov)
     return prov

@@ -35,10 +35,6 @@ from analysis.source import open_source, read_source_meta, schema_of
 
 TYPES = ("float32", "string")
 STATS = ("none", "chunk", "page")
-#: pyarrow writer switches for each statistics level.
-STATS_OPTIONS = {"none": {"write_statistics": False, "write_page_index": False},
-                 "chunk": {"write_statistics": True, "write_page_index": False},
-                 "page": {"write_statistics": True, "write_page_index": True}}
 FORMATS = ("parquet", "ttree", "rntuple")
 #: Distinct rows per synthetic block, as alamb/parquet_footer_parsing (it repeats 100 rows).
 BLOCK_ROWS = 100
@@ -145,7 +141,7 @@ def _repeat(block: pa.Table, rows: int) -> pa.Table:
 def _write_parquet(ds: Dataset, out: Path, stats: str, codec: Variant, options: dict) -> None:
     from analysis.formats.parquet import writer_options
 
-    opts = writer_options(codec, {**options, **STATS_OPTIONS[stats]})
+    opts = writer_options(codec, {**options, "statistics": stats})
     try:
         with pq.ParquetWriter(str(out), ds.schema, **opts) as w:
             for block, rows in ds.groups():

@@ -25,6 +25,7 @@ CONDA_TO_PYPI = {
     "python-htcondor": "htcondor",
     "python-xxhash": "xxhash",
     "matplotlib-base": "matplotlib",  # matplotlib without a GUI toolkit
+    "python-duckdb": "duckdb",
 }
 #: conda-forge's `root` is ROOT itself, versioned as ROOT; the PyPI wheel `root` has its own
 #: version numbers. Each wheel version of the lock -> the ROOT release it contains (checked

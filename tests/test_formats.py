@@ -20,6 +20,10 @@ VARIANTS = {
     "ttree": ["none", "zstd-5", "lz4-4"],
     "parquet": ["none", "zstd-3", "none+dict", "snappy"],
     "rntuple": ["none", "zstd-5"],
+    "feather": ["none", "lz4", "zstd-3"],
+    "hdf5": ["none", "gzip-4"],
+    "lance": ["none", "zstd-3"],
+    "vortex": ["default"],
 }
 FILES = [(f, v) for f in VARIANTS for v in VARIANTS[f]]
 READS = [(f, v, r) for f, v in FILES for r in formats.get(f).readers]
@@ -49,30 +53,44 @@ def test_describe_clusters(written, fmt, variant):
     assert 0 < d["zip_bytes"] <= d["file_bytes"]
 
 
-def _read_back(fmt: str, path, names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
-    """Every branch of a written file as (flat values, per-event lengths or None)."""
+def _from_arrow(table, names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    assert table.column_names == names
     out = {}
-    if fmt == "parquet":
-        table = pq.read_table(path)
-        assert table.column_names == names
-        for name in names:
-            col = to_column(table.column(name))
-            out[name] = (col.values, None if col.offsets is None else np.diff(col.offsets))
-    else:
-        import awkward as ak
-        import uproot
-
-        with uproot.open(path) as f:
-            tree = f["Events"]
-            assert list(tree.keys()) == names
-            arrays = tree.arrays(library="ak")
-        for name in names:
-            arr = arrays[name]
-            if arr.ndim == 1:
-                out[name] = (ak.to_numpy(arr), None)
-            else:
-                out[name] = (ak.to_numpy(ak.flatten(arr)), ak.to_numpy(ak.num(arr)))
+    for name in names:
+        col = to_column(table.column(name))
+        out[name] = (col.values, None if col.offsets is None else np.diff(col.offsets))
     return out
+
+
+def _read_parquet(path, names):
+    return _from_arrow(pq.read_table(path), names)
+
+
+def _read_root(path, names):
+    import awkward as ak
+    import uproot
+
+    out = {}
+    with uproot.open(path) as f:
+        tree = f["Events"]
+        assert list(tree.keys()) == names
+        arrays = tree.arrays(library="ak")
+    for name in names:
+        arr = arrays[name]
+        if arr.ndim == 1:
+            out[name] = (ak.to_numpy(arr), None)
+        else:
+            out[name] = (ak.to_numpy(ak.flatten(arr)), ak.to_numpy(ak.num(arr)))
+    return out
+
+
+#: Every branch of a written file as (flat values, per-event lengths or None), read by a library
+#: other than the adapter's own code where one exists (uproot for ROOT files).
+READ_BACK = {"parquet": _read_parquet, "ttree": _read_root, "rntuple": _read_root}
+
+
+def _read_back(fmt: str, path, names: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    return READ_BACK[fmt](path, names)
 
 
 @pytest.mark.parametrize(("fmt", "variant"), FILES, ids=[_ids(p) for p in FILES])

@@ -61,7 +61,8 @@ def _write(tmp: Path) -> tuple[list[Path], list[Path]]:
         for mode, factor in (("warm", 1.0), ("cold", 2.0)):
             reps = [{"wall_s": t * factor, "cpu_s": t, "disk_read_bytes": 0,
                      **({"cold_verified": sample == "A"} if mode == "cold" else {})}] * 5
-            recs.append({"reader": reader, "selection": "ten", "mode": mode,
+            recs.append({"reader": reader, "threads": 1, "selection": "ten", "mode": mode,
+                         "cpu_median_s": t, "disk_read_bytes_median": 0.0,
                          "median_s": t * factor, "iqr_s": 0.0, "std_s": 0.0, "min_s": t * factor,
                          "n": 5, "cold_verified": (sample == "A") if mode == "cold" else None,
                          "mb_per_s_compressed": 1.0, "mb_per_s_naive": 1.0,

@@ -43,13 +43,22 @@ class Format:
     write: Callable[[Path, Path, Variant, int, dict], None]
     describe: Callable[[Path], dict]
     readers: dict[str, Reader] = field(default_factory=dict)
+    #: writer options the adapter understands; None = passed through to a library that checks
+    #: them itself (pyarrow's ParquetWriter)
+    options: frozenset[str] | None = None
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key)
 
 
-_MODULES = {"ttree": "analysis.formats.ttree", "parquet": "analysis.formats.parquet",
-            "rntuple": "analysis.formats.rntuple"}
+_MODULES = {name: f"analysis.formats.{name}"
+            for name in ("ttree", "rntuple", "parquet", "feather", "hdf5", "lance", "vortex")}
+
+
+#: How tables and figures name each adapter's files (known without importing the adapter, so
+#: that tabulating and plotting need neither ROOT nor the newer formats' libraries).
+LABELS = {"ttree": "TTree", "rntuple": "RNTuple", "parquet": "Parquet", "feather": "Arrow IPC",
+          "hdf5": "HDF5", "lance": "Lance", "vortex": "Vortex"}
 
 
 def names() -> list[str]:

@@ -4,7 +4,17 @@ Each cluster of the source becomes exactly one row group: ``ParquetWriter.write_
 once per ``cluster_size`` rows and never merges calls. Pages are matched to ROOT baskets through
 ``data_page_size`` (bytes of encoded data per page, before compression, like a basket buffer).
 Every other pyarrow writer option can be set from the config (``options``) and is passed through
-unchanged, so the knobs are pyarrow's own.
+unchanged, so the knobs are pyarrow's own (``data_page_version``, ``version``,
+``write_statistics``, ``column_encoding``, ...). Two shorthands name what NanoAOD users ask for:
+
+* ``statistics: none | chunk | page``: no min/max statistics, per column chunk, or also per page
+  (the page index, which lets a reader skip pages);
+* ``byte_stream_split: floats``: ``BYTE_STREAM_SPLIT`` encoding for every float column, jagged
+  ones included (bytes of equal significance stored together, so that reduced-mantissa floats
+  compress better).
+
+Readers: pyarrow (row group by row group), awkward (``ak.from_parquet``), polars and DuckDB (each
+decodes every value of the selection into its own memory, then hands it over as Arrow).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ import pyarrow.parquet as pq
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
-from analysis.errors import InputError, VerificationError
+from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import Format, Reader
 from analysis.source import open_source, read_source_meta, to_column
 
@@ -25,9 +35,44 @@ ALGORITHMS = {"none": "NONE", "snappy": "SNAPPY", "gzip": "GZIP", "lz4": "LZ4", 
               "brotli": "BROTLI"}
 
 
-def writer_options(variant: Variant, options: dict) -> dict:
-    """pyarrow ``ParquetWriter`` keyword arguments for a variant plus config pass-through."""
-    opts = {"data_page_size": 32000, **options}
+#: The ``statistics`` shorthand as pyarrow writer options (also the metadata study's levels).
+STATISTICS = {"none": {"write_statistics": False, "write_page_index": False},
+              "chunk": {"write_statistics": True, "write_page_index": False},
+              "page": {"write_statistics": True, "write_page_index": True}}
+BYTE_STREAM_SPLIT = ("none", "floats")
+
+
+def _float_paths(schema: pa.Schema) -> list[str]:
+    """Leaf column paths of float columns as pyarrow names them (``Muon_pt.list.element``)."""
+    out = []
+    for f in schema:
+        t, path = f.type, f.name
+        while pa.types.is_list(t):
+            t, path = t.value_type, f"{path}.list.element"
+        if pa.types.is_floating(t):
+            out.append(path)
+    return out
+
+
+def _shorthands(options: dict, schema: pa.Schema | None) -> dict:
+    opts = dict(options)
+    stats = opts.pop("statistics", None)
+    if stats is not None:
+        if stats not in STATISTICS:
+            raise ConfigError("options.statistics", f"{stats!r} is not one of {list(STATISTICS)}")
+        opts.update(STATISTICS[stats])
+    bss = opts.pop("byte_stream_split", "none")
+    if bss not in BYTE_STREAM_SPLIT:
+        raise ConfigError("options.byte_stream_split", f"{bss!r} is not one of {BYTE_STREAM_SPLIT}")
+    if bss == "floats" and schema is not None:
+        opts["use_byte_stream_split"] = _float_paths(schema)
+    return opts
+
+
+def writer_options(variant: Variant, options: dict, schema: pa.Schema | None = None) -> dict:
+    """pyarrow ``ParquetWriter`` keyword arguments for a variant plus config pass-through
+    (the float columns of ``schema`` for ``byte_stream_split: floats``)."""
+    opts = {"data_page_size": 32000, **_shorthands(options, schema)}
     opts.update(compression=ALGORITHMS[variant.algorithm], use_dictionary=variant.dictionary)
     if variant.level is not None:
         opts["compression_level"] = variant.level
@@ -37,7 +82,7 @@ def writer_options(variant: Variant, options: dict) -> dict:
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
     meta = read_source_meta(source)
     table = open_source(source).read_all()  # memory-mapped: no copy of the source
-    opts = writer_options(variant, options)
+    opts = writer_options(variant, options, table.schema)
     with atomic_path(out) as tmp:
         try:
             with pq.ParquetWriter(str(tmp), table.schema, **opts) as w:
@@ -71,12 +116,18 @@ def describe(path: Path) -> dict:
     pf = _open(path)
     md = pf.metadata
     by_branch: dict[str, int] = {}
+    encodings: set[str] = set()
+    stats = page_index = 0
     for i in range(md.num_row_groups):
         rg = md.row_group(i)
         for j in range(rg.num_columns):
             col = rg.column(j)
             name = col.path_in_schema.split(".", 1)[0]
             by_branch[name] = by_branch.get(name, 0) + col.total_compressed_size
+            encodings.update(col.encodings)
+            stats += col.is_stats_set
+            page_index += col.has_offset_index  # page locations: written for every chunk
+    chunks = sum(md.row_group(i).num_columns for i in range(md.num_row_groups))
     return {
         "entries": md.num_rows,
         "clusters": [md.row_group(i).num_rows for i in range(md.num_row_groups)],
@@ -85,6 +136,10 @@ def describe(path: Path) -> dict:
         "zip_bytes": sum(by_branch.values()),
         "zip_bytes_by_branch": by_branch,
         "created_by": md.created_by,
+        "encodings": sorted(encodings),
+        # the level the file shows: page index on every chunk, statistics on every chunk, none
+        "statistics": "page" if page_index == chunks else "chunk" if stats == chunks else
+                      "none" if stats == 0 else "partial",
         "format_version": md.format_version,
         "file_bytes": Path(path).stat().st_size,
     }
@@ -100,24 +155,108 @@ def _prepare_pyarrow(threads: int) -> None:
 
 
 def _read_pyarrow(path: str, branches: list[str]) -> dict[str, Checksum]:
-    pf = _open(path)
-    names = set(pf.schema_arrow.names)
-    missing = [b for b in branches if b not in names]
-    if missing:
-        raise InputError(path, f"missing branches {missing[:5]}")
+    pf = _check_branches(path, branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         for i in range(pf.metadata.num_row_groups):
             t = pf.read_row_group(i, columns=branches, use_threads=_threads["use"])
-            for b in branches:
-                out[b] = merge(out[b], checksum(to_column(t.column(b)).values))
+            _checksums(t, branches, out)
     except pa.ArrowException as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
     return out
 
 
+def _check_branches(path: str, branches: list[str]) -> pq.ParquetFile:
+    pf = _open(path)
+    missing = [b for b in branches if b not in set(pf.schema_arrow.names)]
+    if missing:
+        raise InputError(path, f"missing branches {missing[:5]}")
+    return pf
+
+
+def _checksums(table, branches: list[str], out: dict[str, Checksum]) -> None:
+    for b in branches:
+        out[b] = merge(out[b], checksum(to_column(table.column(b)).values))
+
+
+def _read_awkward(path: str, branches: list[str]) -> dict[str, Checksum]:
+    import awkward as ak
+
+    pf = _check_branches(path, branches)
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    try:
+        for i in range(pf.metadata.num_row_groups):
+            arrays = ak.from_parquet(path, columns=branches, row_groups=[i])
+            for b in branches:
+                flat = ak.to_numpy(ak.flatten(arrays[b], axis=None))
+                out[b] = merge(out[b], checksum(flat))
+    except (pa.ArrowException, ValueError) as exc:
+        raise InputError(path, f"awkward could not read it: {exc}") from exc
+    return out
+
+
+def _prepare_polars(threads: int) -> None:
+    """polars sizes its thread pool once, at import, from POLARS_MAX_THREADS."""
+    import os
+
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, threads))
+    import polars  # noqa: F401
+
+
+def _read_polars(path: str, branches: list[str]) -> dict[str, Checksum]:
+    import polars as pl
+
+    _check_branches(path, branches)
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    try:
+        frame = pl.read_parquet(path, columns=branches)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(path, f"polars could not read it: {exc}") from exc
+    _checksums(frame.to_arrow(), branches, out)
+    return out
+
+
+_duckdb = {"threads": 1}
+
+
+def _prepare_duckdb(threads: int) -> None:
+    import duckdb  # noqa: F401
+
+    _duckdb["threads"] = max(1, threads)
+
+
+def _read_duckdb(path: str, branches: list[str]) -> dict[str, Checksum]:
+    """A full scan of the selection: DuckDB decodes it into its vectors and streams them out as
+    Arrow batches."""
+    import duckdb
+
+    _check_branches(path, branches)
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
+    try:
+        with duckdb.connect(config={"threads": _duckdb["threads"]}) as con:
+            batches = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]) \
+                .to_arrow_reader(65536)
+            for batch in batches:
+                _checksums(batch, branches, out)
+    except duckdb.Error as exc:
+        raise InputError(path, f"DuckDB could not read it: {exc}") from exc
+    return out
+
+
+def _prepare_awkward(threads: int) -> None:
+    import awkward  # noqa: F401
+
+    _prepare_pyarrow(threads)
+
+
 FORMAT = Format(
     name="parquet", extension="parquet", algorithms=frozenset(ALGORITHMS), dictionary=True,
     write=write, describe=describe,
-    readers={"pyarrow": Reader("pyarrow", "pyarrow", _prepare_pyarrow, _read_pyarrow)},
+    readers={
+        "pyarrow": Reader("pyarrow", "pyarrow", _prepare_pyarrow, _read_pyarrow),
+        "awkward": Reader("awkward", "awkward", _prepare_awkward, _read_awkward),
+        "polars": Reader("polars", "polars", _prepare_polars, _read_polars),
+        "duckdb": Reader("duckdb", "duckdb", _prepare_duckdb, _read_duckdb),
+    },
 )

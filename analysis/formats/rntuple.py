@@ -11,23 +11,24 @@ calls ``CommitCluster()`` after every ``cluster_size`` entries: clusters are exa
 like TTree's ``SetAutoFlush`` and Parquet's row groups. Pages: ``page_size`` (default 32000
 bytes, as the TTree's baskets and the Parquet pages) caps the unzipped page size
 (``RNTupleWriteOptions::SetMaxUnzippedPageSize``); pages start small and grow up to it.
+
+``writer: uproot`` writes the same fields with uproot instead (jagged branches as
+``std::vector<T>``, one cluster per ``extend`` call, uproot's own page sizes): the file a user
+without ROOT would make.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
-
-from analysis import rootwide
+from analysis import rootwide, uprootwriter
 from analysis.atomic import atomic_path
 from analysis.codecs import Variant
 from analysis.errors import InputError, VerificationError
 from analysis.formats import Format
 from analysis.formats import ttree as _ttree
-from analysis.formats.ttree import ALGORITHMS, TREE
-from analysis.source import iter_batches, read_source_meta, schema_of
+from analysis.formats.ttree import ALGORITHMS, TREE, check_writer
+from analysis.source import iter_clusters, read_source_meta, schema_of
 
 DEFAULT_PAGE_SIZE = 32000
 
@@ -113,38 +114,30 @@ def _layout(path: str | Path):
         raise InputError(path, f"not a readable RNTuple {TREE!r} ({exc})") from exc
 
 
-def _clusters(source: Path, names: list[str], cluster_size: int) -> Iterator[tuple[pa.Table, int]]:
-    """The source in blocks of exactly ``cluster_size`` rows (the last may be shorter),
-    whatever the source's own batch size: each block becomes one committed cluster."""
-    pending: list[pa.RecordBatch] = []
-    rows = 0
-    for batch in iter_batches(source, names):
-        while batch.num_rows:
-            take = min(cluster_size - rows, batch.num_rows)
-            pending.append(batch.slice(0, take))
-            rows += take
-            batch = batch.slice(take)
-            if rows == cluster_size:
-                yield pa.Table.from_batches(pending), rows
-                pending, rows = [], 0
-    if rows:
-        yield pa.Table.from_batches(pending), rows
-
-
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    page_size = int(options.get("page_size", DEFAULT_PAGE_SIZE))
-    columns = [rootwide.Column(b.name, "jagged" if b.jagged else "scalar", b.dtype, b.counter)
-               for b in schema.branches]
+    writer = check_writer(out, options, ("page_size",))
     with atomic_path(out) as tmp:
         try:
-            rootwide.write("rntuple", tmp, columns, _clusters(source, schema.names, cluster_size),
-                           cluster_size, rootwide.compression_setting(variant.algorithm,
-                                                                      variant.level), page_size)
+            if writer == "uproot":
+                uprootwriter.write("rntuple", source, tmp, schema, variant, cluster_size)
+            else:
+                _write_root(source, tmp, schema, variant, cluster_size,
+                            int(options.get("page_size", DEFAULT_PAGE_SIZE)))
         except Exception as exc:  # cppyy: RException (e.g. a page_size too small) from the writer
-            raise VerificationError(out, f"RNTupleWriter refused it ({exc})") from exc
+            raise VerificationError(out, f"the {writer} RNTuple writer refused it ({exc})") \
+                from exc
         _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
+
+
+def _write_root(source: Path, tmp: Path, schema, variant: Variant, cluster_size: int,
+                page_size: int) -> None:
+    columns = [rootwide.Column(b.name, "jagged" if b.jagged else "scalar", b.dtype, b.counter)
+               for b in schema.branches]
+    rootwide.write("rntuple", tmp, columns, iter_clusters(source, schema.names, cluster_size),
+                   cluster_size, rootwide.compression_setting(variant.algorithm, variant.level),
+                   page_size)
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
@@ -181,7 +174,7 @@ def describe(path: Path) -> dict:
 
 FORMAT = Format(
     name="rntuple", extension="root", algorithms=frozenset(ALGORITHMS), dictionary=False,
-    write=write, describe=describe,
-    # The TTree's readers, unchanged: RDataFrame and uproot open an RNTuple by the same name.
-    readers=dict(_ttree.FORMAT.readers),
+    write=write, describe=describe, options=frozenset({"page_size", "writer"}),
+    # The TTree's RDataFrame and uproot readers, unchanged: both open an RNTuple by its name.
+    readers={k: _ttree.FORMAT.readers[k] for k in ("rdf", "uproot")},
 )

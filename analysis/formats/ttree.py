@@ -14,6 +14,19 @@ size 32000 bytes" needs a policy, chosen by the ``basket_policy`` option and rec
   after ROOT's optimisation); a branch writes several baskets per cluster if it needs them;
 * ``optimize``: ROOT's default, ``basket_size`` only until the first cluster;
 * ``cluster``: ``kOnlyFlushAtCluster``, exactly one basket per branch per cluster.
+
+Offset arrays: a basket of a jagged branch normally stores, besides the values, the byte offset
+of each entry (4 bytes per event per branch). ``store_offsets: false`` sets ROOT's
+``kGenerateOffsetMap`` I/O feature: the offsets are not written and ROOT rebuilds them from the
+counter branch when reading, as the 2018 study's "ROOT without offsets" files did.
+
+``writer: uproot`` writes the same tree with uproot instead (:mod:`analysis.uprootwriter`).
+
+Readers: RDataFrame (one compiled event loop), a ``TTreeReader`` loop (what a ROOT expert writes
+by hand), the classic ``SetBranchAddress`` + ``GetEntry`` loop (all three compiled with ACLiC into
+one cached library) and uproot. Trees without offset arrays are read correctly only by the
+``GetEntry`` loop: ROOT 6.40's TTreeReaderArray (and so RDataFrame) returns wrong values for
+them once a collection has empty entries, and uproot cannot read them at all.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +45,7 @@ from analysis.atomic import atomic_path
 from analysis.checksum import CPP as CHECKSUM_CPP
 from analysis.checksum import Checksum
 from analysis.codecs import Variant
-from analysis.errors import InputError, VerificationError
+from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import Format, Reader
 from analysis.source import iter_batches, read_source_meta, schema_of, to_column
 
@@ -109,6 +123,113 @@ std::vector<ULong64_t> rdf_checksums(const std::string &path, const std::string 
   for (auto &r : res) { out.push_back(r->n); out.push_back(r->s); }
   return out;
 }
+
+// The hand-written TTreeReader loop. Types are only known at run time, so each branch gets a
+// small typed reader behind a virtual call; the loop itself is what a ROOT user would write.
+struct Col { Ck ck; virtual ~Col() = default; virtual void add() = 0; };
+template <typename T> struct Value : Col {
+  TTreeReaderValue<T> v;
+  Value(TTreeReader &r, const char *name) : v(r, name) {}
+  void add() override { hepfmt::add(ck, *v); }
+};
+template <typename T> struct Array : Col {
+  TTreeReaderArray<T> a;
+  Array(TTreeReader &r, const char *name) : a(r, name) {}
+  void add() override { ck.n += a.GetSize(); for (const auto &x : a) ck.s += bits<T>(x); }
+};
+template <typename T> std::unique_ptr<Col> make(TTreeReader &r, const char *name, bool array) {
+  if (array) return std::make_unique<Array<T>>(r, name);
+  return std::make_unique<Value<T>>(r, name);
+}
+
+std::vector<ULong64_t> ttreereader_checksums(const std::string &path, const std::string &tree,
+                                             const std::vector<std::string> &cols) {
+  std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
+  if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
+  auto *t = f->Get<TTree>(tree.c_str());
+  if (!t) throw std::runtime_error("no TTree " + tree);
+  TTreeReader reader(t);
+  std::vector<std::unique_ptr<Col>> readers;
+  for (const auto &c : cols) {
+    auto *leaf = t->GetLeaf(c.c_str());
+    if (!leaf) throw std::runtime_error("no branch " + c);
+    const std::string ty = leaf->GetTypeName();
+    const bool array = leaf->GetLeafCount() != nullptr;
+#define HEPFMT_T(NAME, T) \
+    if (ty == NAME) { readers.push_back(make<T>(reader, c.c_str(), array)); continue; }
+    HEPFMT_T("Bool_t", bool) HEPFMT_T("Char_t", Char_t) HEPFMT_T("UChar_t", UChar_t)
+    HEPFMT_T("Short_t", Short_t) HEPFMT_T("UShort_t", UShort_t) HEPFMT_T("Int_t", Int_t)
+    HEPFMT_T("UInt_t", UInt_t) HEPFMT_T("Long64_t", Long64_t) HEPFMT_T("ULong64_t", ULong64_t)
+    HEPFMT_T("Float_t", Float_t) HEPFMT_T("Double_t", Double_t)
+#undef HEPFMT_T
+    throw std::runtime_error("hepfmt: unsupported leaf type " + ty + " of " + c);
+  }
+  while (reader.Next())
+    for (auto &r : readers) r->add();
+  if (reader.GetEntryStatus() != TTreeReader::kEntryBeyondEnd)
+    throw std::runtime_error("TTreeReader stopped early (status " +
+                             std::to_string(int(reader.GetEntryStatus())) + ")");
+  std::vector<ULong64_t> out;
+  for (auto &r : readers) { out.push_back(r->ck.n); out.push_back(r->ck.s); }
+  return out;
+}
+
+// The classic loop: SetBranchAddress into plain buffers, TTree::GetEntry, the counter leaf's
+// value for the length of each jagged entry. It is the only ROOT reader here that reads trees
+// without offset arrays (kGenerateOffsetMap) correctly: in ROOT 6.40 TTreeReaderArray, hence
+// RDataFrame, returns wrong values for them once a collection has empty entries.
+template <typename T> void add_n(Ck &c, const char *p, Long64_t n) {
+  for (Long64_t i = 0; i < n; ++i) {
+    T x;
+    std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+    c.s += bits<T>(x);
+  }
+  c.n += n;
+}
+struct Slot {
+  std::vector<char> buf;
+  TLeaf *count = nullptr;
+  void (*add)(Ck &, const char *, Long64_t) = nullptr;
+  Ck ck;
+};
+
+std::vector<ULong64_t> getentry_checksums(const std::string &path, const std::string &tree,
+                                          const std::vector<std::string> &cols) {
+  std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
+  if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
+  auto *t = f->Get<TTree>(tree.c_str());
+  if (!t) throw std::runtime_error("no TTree " + tree);
+  t->SetBranchStatus("*", false);
+  std::vector<Slot> slots(cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    auto *leaf = t->GetLeaf(cols[i].c_str());
+    if (!leaf) throw std::runtime_error("no branch " + cols[i]);
+    auto &s = slots[i];
+    s.count = leaf->GetLeafCount();
+    const std::string ty = leaf->GetTypeName();
+#define HEPFMT_T(NAME, T) if (ty == NAME) s.add = add_n<T>;
+    HEPFMT_T("Bool_t", bool) HEPFMT_T("Char_t", Char_t) HEPFMT_T("UChar_t", UChar_t)
+    HEPFMT_T("Short_t", Short_t) HEPFMT_T("UShort_t", UShort_t) HEPFMT_T("Int_t", Int_t)
+    HEPFMT_T("UInt_t", UInt_t) HEPFMT_T("Long64_t", Long64_t) HEPFMT_T("ULong64_t", ULong64_t)
+    HEPFMT_T("Float_t", Float_t) HEPFMT_T("Double_t", Double_t)
+#undef HEPFMT_T
+    if (!s.add) throw std::runtime_error("hepfmt: unsupported leaf type " + ty + " of " + cols[i]);
+    const Long64_t n = s.count ? std::max<Long64_t>(1, s.count->GetMaximum()) : 1;
+    s.buf.resize(n * leaf->GetLenType());
+    if (s.count) t->SetBranchStatus(s.count->GetBranch()->GetName(), true);
+    t->SetBranchStatus(cols[i].c_str(), true);
+    t->SetBranchAddress(cols[i].c_str(), s.buf.data());
+  }
+  const Long64_t entries = t->GetEntries();
+  for (Long64_t e = 0; e < entries; ++e) {
+    if (t->GetEntry(e) < 0) throw std::runtime_error("read error at entry " + std::to_string(e));
+    for (auto &s : slots) s.add(s.ck, s.buf.data(), s.count ? Long64_t(s.count->GetValue()) : 1);
+  }
+  t->ResetBranchAddresses();
+  std::vector<ULong64_t> out;
+  for (auto &s : slots) { out.push_back(s.ck.n); out.push_back(s.ck.s); }
+  return out;
+}
 }
 """
 
@@ -152,7 +273,10 @@ def reader_cache_dir(ROOT) -> Path:
 
 
 def _reader_source() -> str:
-    return "#include <ROOT/RDataFrame.hxx>\n#include <string>\n#include <vector>\n" + \
+    return "#include <ROOT/RDataFrame.hxx>\n#include <TFile.h>\n#include <TTreeReader.h>\n" \
+        "#include <TTreeReaderArray.h>\n#include <TTreeReaderValue.h>\n#include <TLeaf.h>\n" \
+        "#include <algorithm>\n#include <memory>\n" \
+        "#include <string>\n#include <vector>\n" + \
         CHECKSUM_CPP + _READ_CPP
 
 
@@ -202,10 +326,40 @@ def _open(path: str | Path):
     return f, t
 
 
+WRITERS = ("root", "uproot")
+
+
+def check_writer(out: Path, options: dict, root_only: tuple[str, ...]) -> str:
+    """The ``writer`` option, refusing options that only ROOT's writer has: uproot chooses its
+    own basket and page sizes, and a knob that silently does nothing would mislabel a result."""
+    writer = options.get("writer", "root")
+    if writer not in WRITERS:
+        raise ConfigError("options.writer", f"{writer!r} is not one of {WRITERS} ({out})")
+    ignored = sorted(k for k in root_only if k in options)
+    if writer == "uproot" and ignored:
+        raise ConfigError("options", f"{ignored} apply to ROOT's writer, not uproot's ({out})")
+    return writer
+
+
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
-    ROOT = _root("fill")
     meta = read_source_meta(source)
     schema = schema_of(meta)
+    if check_writer(out, options, ("basket_size", "basket_policy", "store_offsets")) == "uproot":
+        from analysis import uprootwriter  # imports this module: import it late
+
+        with atomic_path(out) as tmp:
+            try:
+                uprootwriter.write("ttree", source, tmp, schema, variant, cluster_size)
+            except (ValueError, TypeError, OSError) as exc:
+                raise VerificationError(out, f"uproot could not write it ({exc})") from exc
+            _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
+        return
+    _write_root(source, out, meta, schema, variant, cluster_size, options)
+
+
+def _write_root(source: Path, out: Path, meta: dict, schema, variant: Variant, cluster_size: int,
+                options: dict) -> None:
+    ROOT = _root("fill")
     basket_size = int(options.get("basket_size", 32000))
     policy = options.get("basket_policy", "fixed")
     if policy not in BASKET_POLICIES:
@@ -228,6 +382,10 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
         if f.IsZombie():
             raise InputError(out, "ROOT could not create the file")
         t = ROOT.TTree(TREE, "NanoAOD-like events written by hepfmt")
+        if not options.get("store_offsets", True):
+            features = ROOT.TIOFeatures()
+            features.Set(_offset_map_feature())
+            t.SetIOFeatures(features)  # before any branch exists: branches copy the features
         t.SetAutoFlush(cluster_size)
         if policy == "cluster":
             t.SetBit(ROOT.TTree.kOnlyFlushAtCluster)
@@ -255,6 +413,11 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
 
 
 def _cluster_sizes(t) -> list[int]:
+    """Entries per cluster. A tree written with entry-count clusters (``SetAutoFlush(n)``)
+    records them; one without (uproot's) gets clusters estimated from bytes by ROOT's
+    iterator, so there the real boundaries are those where every branch starts a basket."""
+    if t.GetAutoFlush() <= 0:
+        return _aligned_baskets(t)
     it = t.GetClusterIterator(0)
     sizes, start, n = [], it(), t.GetEntries()
     while start < n:
@@ -262,6 +425,21 @@ def _cluster_sizes(t) -> list[int]:
         sizes.append(int(nxt - start))
         start = it()
     return sizes
+
+
+def _offset_map_feature():
+    return _root().Experimental.EIOFeatures.kGenerateOffsetMap
+
+
+def _aligned_baskets(t) -> list[int]:
+    n = int(t.GetEntries())
+    common: set[int] | None = None
+    for br in t.GetListOfBranches():
+        k = int(br.GetWriteBasket())
+        starts = {int(x) for x in np.frombuffer(br.GetBasketEntry(), dtype=np.int64, count=k)}
+        common = starts if common is None else common & starts
+    edges = sorted((common or {0}) | {n})
+    return [b - a for a, b in pairwise(edges) if b > a]
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
@@ -289,6 +467,9 @@ def describe(path: Path) -> dict:
             "branches": len(branches),
             "baskets": sum(int(br.GetWriteBasket()) for br in branches),
             "compression_settings": int(f.GetCompressionSettings()),
+            # kGenerateOffsetMap: offset arrays of jagged branches not stored
+            "store_offsets": not t.GetIOFeatures().Test(_offset_map_feature()),
+            "auto_flush": int(t.GetAutoFlush()),
             "zip_bytes": int(t.GetZipBytes()),
             "tot_bytes": int(t.GetTotBytes()),
             "zip_bytes_by_branch": {br.GetName(): int(br.GetZipBytes()) for br in branches},
@@ -304,13 +485,37 @@ def _prepare_rdf(threads: int) -> None:
         ROOT.EnableImplicitMT(threads)
 
 
-def _read_rdf(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read_compiled(function: str, library: str, path: str,
+                   branches: list[str]) -> dict[str, Checksum]:
     ROOT = _root("read")
+    if not Path(path).is_file():
+        raise InputError(path, "no such file")
     try:
-        flat = ROOT.hepfmt.rdf_checksums(str(path), TREE, branches)
+        flat = getattr(ROOT.hepfmt, function)(str(path), TREE, branches)
     except Exception as exc:  # cppyy turns C++ exceptions into Python ones
-        raise InputError(path, f"RDataFrame could not read it: {exc}") from exc
+        raise InputError(path, f"{library} could not read it: {exc}") from exc
     return {b: (int(flat[2 * i]), int(flat[2 * i + 1])) for i, b in enumerate(branches)}
+
+
+def _read_rdf(path: str, branches: list[str]) -> dict[str, Checksum]:
+    return _read_compiled("rdf_checksums", "RDataFrame", path, branches)
+
+
+def _read_ttreereader(path: str, branches: list[str]) -> dict[str, Checksum]:
+    return _read_compiled("ttreereader_checksums", "TTreeReader", path, branches)
+
+
+def _read_getentry(path: str, branches: list[str]) -> dict[str, Checksum]:
+    return _read_compiled("getentry_checksums", "TTree::GetEntry", path, branches)
+
+
+def _refuse_offset_map(path: str, tree, version: str) -> None:
+    """uproot reads baskets by their stored entry offsets; a tree written without them
+    (kGenerateOffsetMap) would fail deep inside a basket, so say why up front."""
+    features = tree.all_members.get("fIOFeatures")
+    if features is not None and features.member("fIOBits") & 1:
+        raise InputError(path, f"written without offset arrays (ROOT kGenerateOffsetMap), "
+                               f"which uproot {version} cannot read")
 
 
 def _prepare_uproot(threads: int) -> None:
@@ -328,6 +533,7 @@ def _read_uproot(path: str, branches: list[str]) -> dict[str, Checksum]:
     try:
         with uproot.open(path) as f:
             tree = f[TREE]
+            _refuse_offset_map(path, tree, uproot.__version__)
             missing = [b for b in branches if b not in tree]
             if missing:
                 raise InputError(path, f"missing branches {missing[:5]}")
@@ -345,8 +551,11 @@ def _read_uproot(path: str, branches: list[str]) -> dict[str, Checksum]:
 FORMAT = Format(
     name="ttree", extension="root", algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe,
+    options=frozenset({"basket_size", "basket_policy", "store_offsets", "writer"}),
     readers={
         "rdf": Reader("rdf", "root", _prepare_rdf, _read_rdf),
+        "ttreereader": Reader("ttreereader", "root", _prepare_rdf, _read_ttreereader),
+        "getentry": Reader("getentry", "root", _prepare_rdf, _read_getentry),
         "uproot": Reader("uproot", "uproot", _prepare_uproot, _read_uproot),
     },
 )

@@ -1,4 +1,6 @@
 # Shared helpers: wildcard constraints, config lookups and job resources used by several stages.
+import yaml
+
 from analysis import resources as batch
 
 # Every job can run `hepfmt`, whatever software environment it runs in: in the pip route it is
@@ -18,15 +20,16 @@ localrules:
 
 wildcard_constraints:
     sample=r"[A-Za-z0-9_]+",
-    format=r"[a-z0-9]+",
+    format=r"[a-z0-9_]+",
     variant=r"[a-z0-9+-]+",
     cluster=r"\d+",
 
 
 def format_options(fmt):
-    """Writer options from the config as repeated --option KEY=VALUE arguments."""
+    """Writer options from the config as repeated --option KEY=VALUE arguments (YAML values)."""
     opts = config["formats"][fmt].get("options", {})
-    return " ".join(f"--option {k}={v}" for k, v in opts.items())
+    return " ".join(f"--option '{k}={yaml.safe_dump(v, default_flow_style=True).strip()}'"
+                    for k, v in opts.items())
 
 
 def selection_args():
@@ -56,7 +59,7 @@ def sample_inputs(wc):
 
 
 def measured_file(wc):
-    spec = grid.FileSpec(wc.sample, wc.format, wc.variant, int(wc.cluster))
+    spec = grid.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
     return grid.file_path(RESULTS, spec)
 
 
@@ -86,7 +89,8 @@ def measure_threads(wc):
     timing); on a cluster without a core total the readers' threads, plus an exclusive node
     from the profile. ``workflow.cores`` cannot be used: it is undefined under a batch executor.
     """
-    return batch.measure_threads(workflow.resource_settings.cores, config["measure"]["threads"])
+    return batch.measure_threads(workflow.resource_settings.cores,
+                                 max(grid.thread_counts(config)))
 
 
 # -- the metadata-cost study (workflow/rules/metadata.smk) --------------------------------------

@@ -12,9 +12,10 @@ rule convert:
         data=f"{RESULTS}/files/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}",
         size=f"{RESULTS}/sizes/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.json",
     wildcard_constraints:
-        ext=r"root|parquet",
+        ext="|".join(grid.extensions()),
     params:
         options=lambda wc: format_options(wc.format),
+        adapter=lambda wc: grid.adapter(config, wc.format),
     log:
         f"{RESULTS}/logs/convert/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.log",
     threads: 1
@@ -23,6 +24,6 @@ rule convert:
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt convert {input.arrow} --format {wildcards.format} "
+        "hepfmt convert {input.arrow} --format {params.adapter} --name {wildcards.format} "
         "--variant '{wildcards.variant}' --cluster-size {wildcards.cluster} {params.options} "
         "-o {output.data} --size-output {output.size} > {log} 2>&1"

@@ -11,11 +11,12 @@ rule measure:
     output:
         f"{RESULTS}/measurements/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.json",
     params:
-        readers=lambda wc: ",".join(config["measure"]["readers"][wc.format]),
+        readers=lambda wc: ",".join(grid.readers(config, wc.format)),
+        adapter=lambda wc: grid.adapter(config, wc.format),
         selections=selection_args(),
         modes=",".join(config["measure"]["modes"]),
         repetitions=config["measure"]["repetitions"],
-        threads=config["measure"]["threads"],
+        threads=",".join(map(str, grid.thread_counts(config))),
         timeout=config["measure"]["timeout_s"],
     log:
         f"{RESULTS}/logs/measure/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.log",
@@ -25,7 +26,8 @@ rule measure:
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt measure {input.data} --source {input.arrow} --format {wildcards.format} "
+        "hepfmt measure {input.data} --source {input.arrow} --format {params.adapter} "
+        "--name {wildcards.format} "
         "--variant '{wildcards.variant}' --cluster-size {wildcards.cluster} "
         "--readers {params.readers} {params.selections} --modes {params.modes} "
         "--repetitions {params.repetitions} --threads {params.threads} "

@@ -22,7 +22,7 @@ rule tabulate:
     output:
         tables=multiext(
             f"{RESULTS}/tables/",
-            *(f"{t}.{e}" for t in ("size", "reads", "ratios") for e in ("csv", "md")),
+            *(f"{t}.{e}" for t in ("size", "reads", "ratios", "formats") for e in ("csv", "md")),
             "groups.csv",
             "repetitions.csv",
         ),
