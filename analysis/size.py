@@ -29,8 +29,9 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
     schema = schema_of(meta)
     layout = formats.get(format_name).describe(path)
     by_group: dict[str, int] = {}
-    for b in schema.branches:
-        by_group[b.group] = by_group.get(b.group, 0) + layout["zip_bytes_by_branch"].get(b.name, 0)
+    by_branch = layout["zip_bytes_by_branch"]  # empty when a library does not say (Vortex)
+    for b in schema.branches if by_branch else ():
+        by_group[b.group] = by_group.get(b.group, 0) + by_branch.get(b.name, 0)
     file_bytes = path.stat().st_size
     naive = meta["naive_bytes"]
     trig_zip = by_group.get(TRIGGERS, 0)
@@ -40,7 +41,7 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
         "naive_bytes": naive,
         "normalized_size": file_bytes / naive,
         "normalized_size_no_triggers": (file_bytes - trig_zip) / (naive - trig_naive)
-        if naive > trig_naive else None,
+        if naive > trig_naive and by_group else None,
         "zip_bytes_by_group": by_group,
         "naive_bytes_by_group": meta["naive_bytes_by_group"],
         "layout": {k: v for k, v in layout.items() if k != "zip_bytes_by_branch"},

@@ -58,7 +58,9 @@ def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
         groups = {f"zip_bytes:{g}": v for g, v in doc.get("zip_bytes_by_group", {}).items()}
         # what is in no branch's data: headers, footers, keys, basket/page headers, offsets
         # the adapter does not attribute to a branch
-        groups["zip_bytes:metadata"] = doc["file_bytes"] - sum(groups.values())
+        # (all of it is "unattributed" when the adapter cannot split bytes by branch)
+        rest = "metadata" if groups else "unattributed"
+        groups[f"zip_bytes:{rest}"] = doc["file_bytes"] - sum(groups.values())
         rows.append({**{k: doc[k] for k in _BASE if k != "provenance"},
                      "adapter": doc.get("adapter", doc["format"]),
                      "file_bytes": doc["file_bytes"], "naive_bytes": doc["naive_bytes"],
@@ -96,7 +98,7 @@ def _mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
 
 def size_table(sizes: pd.DataFrame) -> pd.DataFrame:
     t = _mean_std(sizes, KEYS, "normalized_size")
-    if sizes["normalized_size_no_triggers"].notna().all():
+    if sizes["normalized_size_no_triggers"].notna().any():
         nt = _mean_std(sizes, KEYS, "normalized_size_no_triggers").drop(columns="n_samples")
         t = t.merge(nt, on=KEYS)
     return t

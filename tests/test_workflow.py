@@ -1,7 +1,8 @@
 """The real workflow, run by the real Snakemake, on a tiny study.
 
 The study uses a 100-branch subset of the NanoAOD schema (through the config's ``schema`` key) so
-that it runs every stage, both formats and all three readers in about a minute: what it checks
+that it runs every stage, both formats (and a second Parquet instance) and four readers in about a
+minute: what it checks
 is the plumbing (paths, validation, atomic outputs, tables), not the numbers.
 """
 
@@ -46,7 +47,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_tables_and_provenance_are_written(study: Path) -> None:
-    for name in ("size", "reads", "ratios"):
+    for name in ("size", "reads", "ratios", "formats"):
         assert (study / "tables" / f"{name}.md").stat().st_size > 0
         df = pd.read_csv(study / "tables" / f"{name}.csv", comment="#")
         assert not df.empty, name
@@ -57,7 +58,7 @@ def test_tables_and_provenance_are_written(study: Path) -> None:
 
 def test_every_file_was_written_with_matched_clusters(study: Path) -> None:
     sizes = sorted((study / "sizes").rglob("*.json"))
-    assert len(sizes) == 3 * 2 * 4  # samples x cluster sizes x variants
+    assert len(sizes) == 3 * 2 * 5  # samples x cluster sizes x (format, variant)
     for p in sizes:
         doc = json.loads(p.read_text())
         clusters = doc["layout"]["clusters"]
@@ -76,7 +77,8 @@ def test_real_file_sample_was_imported(study: Path) -> None:
 
 def test_readers_agreed_and_cold_reads_are_accounted(study: Path) -> None:
     reads = pd.read_csv(study / "tables" / "reads.csv", comment="#")
-    assert set(reads.reader) == {"rdf", "uproot", "pyarrow"}
+    assert set(reads.reader) == {"rdf", "uproot", "pyarrow", "polars"}
+    assert set(reads[reads.format == "parquet_bss"].label) == {"Parquet BSS"}
     assert set(reads["mode"]) == {"cold", "warm"}
     assert (reads.repetitions >= 5).all()
     cold = reads[reads["mode"] == "cold"]

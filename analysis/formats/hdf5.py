@@ -1,0 +1,151 @@
+"""HDF5 through h5py: the format many HPC tools read, as a physicist would lay out NanoAOD in it.
+
+Layout: group ``Events``; one 1-D dataset per branch, named as the branch. Event-level branches
+(counters included) have one value per event; a jagged branch (``Muon_pt``) is the flat
+dataset of all its values, and its per-event lengths are its counter dataset (``nMuon``), as in
+the TTree (``Muon_pt[nMuon]``): no per-branch offsets are stored. The dataset attribute
+``counter`` names it.
+
+Clusters: HDF5 has chunks, not clusters. Event-level datasets are chunked by ``cluster_size``
+events (``describe`` reads the chunk shape back); a jagged dataset's chunk holds the mean number
+of values per cluster, so a cluster's values span about one chunk. Codecs are HDF5's built-in
+filters: ``gzip-<level>`` (deflate) and ``lzf``; ``shuffle: true`` adds the byte-shuffle filter.
+Booleans are HDF5 enums of one byte, as h5py writes numpy bools.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from analysis.atomic import atomic_path
+from analysis.checksum import Checksum, checksum, merge
+from analysis.codecs import Variant
+from analysis.errors import InputError, VerificationError
+from analysis.formats import Format, Reader
+from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
+
+GROUP = "Events"
+ALGORITHMS = {"none": None, "gzip": "gzip", "lzf": "lzf"}
+READ_BLOCK = 1 << 20  # values per read: bounded memory whatever the file size
+
+
+def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
+    import h5py
+
+    meta = read_source_meta(source)
+    schema = schema_of(meta)
+    n = meta["n_events"]
+    n_clusters = max(1, math.ceil(n / cluster_size))
+    filters = {"compression": ALGORITHMS[variant.algorithm],
+               "shuffle": bool(options.get("shuffle", False))}
+    if variant.level is not None:
+        filters["compression_opts"] = variant.level
+    with atomic_path(out) as tmp, h5py.File(tmp, "w") as f:
+        g = f.create_group(GROUP)
+        g.attrs["cluster_size"] = cluster_size
+        datasets, pos = {}, {}
+        for b in schema.branches:
+            length = meta["checksums"][b.name][0] if b.jagged else n
+            chunk = max(1, math.ceil(length / n_clusters)) if b.jagged else min(cluster_size, n)
+            # resizable, so that an empty collection branch may still have a chunk shape
+            datasets[b.name] = g.create_dataset(b.name, shape=(length,), dtype=b.np_dtype,
+                                                chunks=(chunk,), maxshape=(None,), **filters)
+            if b.jagged:
+                datasets[b.name].attrs["counter"] = b.counter
+            pos[b.name] = 0
+        for table, _ in iter_clusters(source, schema.names, cluster_size):
+            for b in schema.branches:
+                values = to_column(table.column(b.name)).values
+                datasets[b.name][pos[b.name]:pos[b.name] + values.size] = values
+                pos[b.name] += values.size
+        f.close()
+        _verify(tmp, out, n, cluster_size, len(schema.branches))
+
+
+def _open(path: str | Path):
+    import h5py
+
+    try:
+        f = h5py.File(str(path), "r")
+    except OSError as exc:
+        raise InputError(path, f"not a readable HDF5 file ({exc})") from exc
+    if GROUP not in f:
+        f.close()
+        raise InputError(path, f"no group {GROUP!r}")
+    return f
+
+
+def _clusters(g, entries: int) -> list[int]:
+    """Event-level chunks as entries per cluster (the chunk shape of the counter-free datasets)."""
+    chunk = next(ds.chunks[0] for ds in g.values() if "counter" not in ds.attrs)
+    return [min(chunk, entries - s) for s in range(0, entries, chunk)]
+
+
+def _entries(g) -> int:
+    return next(ds.shape[0] for ds in g.values() if "counter" not in ds.attrs)
+
+
+def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
+    with _open(path) as f:
+        g = f[GROUP]
+        if len(g) != n_branches:
+            raise VerificationError(name, "dataset count differs from the source")
+        if _entries(g) != n_events:
+            raise VerificationError(name, f"{_entries(g)} entries written, {n_events} expected")
+        sizes = _clusters(g, n_events)
+        if any(s != cluster_size for s in sizes[:-1]) or not 0 < sizes[-1] <= cluster_size:
+            raise VerificationError(name, f"chunks {sizes[:5]}... are not {cluster_size} events")
+
+
+def describe(path: Path) -> dict:
+    with _open(path) as f:
+        g = f[GROUP]
+        entries = _entries(g)
+        by_branch = {name: int(ds.id.get_storage_size()) for name, ds in g.items()}
+        first = next(iter(g.values()))
+        file_bytes = Path(path).stat().st_size
+        return {
+            "entries": entries,
+            "clusters": _clusters(g, entries),
+            "branches": len(by_branch),
+            "file_bytes": file_bytes,
+            "zip_bytes": sum(by_branch.values()),
+            "zip_bytes_by_branch": by_branch,
+            "footer_bytes": file_bytes - sum(by_branch.values()),
+            "footer_bytes_note": "all but the chunks: object headers, B-trees, heaps, free space",
+            "compression": first.compression or "none",
+            "shuffle": bool(first.shuffle),
+        }
+
+
+def _prepare(threads: int) -> None:
+    import h5py  # noqa: F401  (HDF5 reads are single-threaded)
+
+
+def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
+
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    with _open(path) as f:
+        g = f[GROUP]
+        missing = [b for b in branches if b not in g]
+        if missing:
+            raise InputError(path, f"missing branches {missing[:5]}")
+        try:
+            for b in branches:
+                ds = g[b]
+                for start in range(0, ds.shape[0], READ_BLOCK):
+                    block = ds[start:start + READ_BLOCK]
+                    out[b] = merge(out[b], checksum(np.asarray(block)))
+        except OSError as exc:  # h5py raises OSError for corrupt chunks and filters
+            raise InputError(path, f"h5py could not read it: {exc}") from exc
+    return out
+
+
+FORMAT = Format(
+    name="hdf5", extension="h5", algorithms=frozenset(ALGORITHMS), dictionary=False,
+    write=write, describe=describe, options=frozenset({"shuffle"}),
+    readers={"h5py": Reader("h5py", "h5py", _prepare, _read)},
+)
