@@ -1,4 +1,6 @@
 # Shared helpers: wildcard constraints, config lookups and job resources used by several stages.
+import shlex
+
 import yaml
 
 from analysis import resources as batch
@@ -28,8 +30,11 @@ wildcard_constraints:
 def format_options(fmt):
     """Writer options from the config as repeated --option KEY=VALUE arguments (YAML values)."""
     opts = config["formats"][fmt].get("options", {})
-    return " ".join(f"--option '{k}={yaml.safe_dump(v, default_flow_style=True).strip()}'"
-                    for k, v in opts.items())
+    # shlex: a YAML-quoted string ('2.0') must reach the CLI with its quotes
+    return " ".join(
+        "--option " + shlex.quote(f"{k}={yaml.safe_dump(v, default_flow_style=True).strip()}")
+        for k, v in opts.items()
+    )
 
 
 def selection_args():
