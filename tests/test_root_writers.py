@@ -133,8 +133,8 @@ def test_ttreereader_missing_branch_and_file(written, tmp_path):
 def test_no_offsets_readers(written, source_meta):
     """Known library limits, pinned so that a fix shows up here: uproot refuses a tree without
     offset arrays with a clear error; ROOT 6.40's TTreeReaderArray (RDataFrame, TTreeReader)
-    decodes wrong values once a collection has empty entries (Electron in this sample), so the
-    study reads such trees only with the GetEntry loop, which is exact."""
+    decodes wrong values once a collection has empty entries (Electron in this sample). The
+    GetEntry loop is exact on this small file (not on every larger one: README)."""
     path = str(written("ttree", "zstd-5", store_offsets=False))
     readers = formats.get("ttree").readers
     with pytest.raises(InputError, match="kGenerateOffsetMap"):

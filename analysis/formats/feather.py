@@ -1,13 +1,21 @@
 """Arrow IPC file format (Feather v2), written and read by pyarrow.
 
 Arrow's in-memory layout on disk: no encoding step, each buffer optionally compressed with lz4
-or zstd (``IpcWriteOptions.compression``). One record batch per cluster: the batch is the IPC
-format's unit of reading, as the row group is Parquet's. Jagged branches are Arrow list columns,
-counters their own columns, exactly as in the source.
+(LZ4 frame) or zstd (``IpcWriteOptions.compression``); a buffer that compressing would not shrink
+is stored raw. One record batch per cluster: the batch is the IPC format's unit of reading, as the
+row group is Parquet's. Jagged branches are Arrow list columns, counters their own columns,
+exactly as in the source.
+
+``describe`` reads the layout from the IPC messages' own metadata (flatbuffers) without touching
+the data: each batch's row count, its codec (``BodyCompression``) and the stored extent of every
+buffer, which gives exact compressed bytes per branch. The codec level is not part of the IPC
+format; the writer records it in the schema metadata (``hepfmt.level``).
 """
 
 from __future__ import annotations
 
+import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +28,8 @@ from analysis.formats import Format, Reader
 from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
 
 ALGORITHMS = {"none": None, "lz4": "lz4", "zstd": "zstd"}
+CODECS = {0: "lz4", 1: "zstd"}  # IPC CompressionType: LZ4_FRAME, ZSTD
+LEVEL_KEY = b"hepfmt.level"
 
 
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
@@ -28,8 +38,7 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
     codec = ALGORITHMS[variant.algorithm]
     compression = None if codec is None else pa.Codec(codec, variant.level)
     opts = pa.ipc.IpcWriteOptions(compression=compression)
-    # the codec in the file itself: describe() needs it, and IPC metadata does not name it
-    tag = {"hepfmt.codec": variant.algorithm, "hepfmt.level": str(variant.level or "")}
+    tag = {LEVEL_KEY: str(variant.level or "").encode()}
     with atomic_path(out) as tmp:
         writer = None
         for table, _ in iter_clusters(source, schema.names, cluster_size):
@@ -40,102 +49,148 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
             writer.write_batch(batch)
         if writer is not None:
             writer.close()
-        _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
+        _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches), codec)
 
 
-def _open(path: str | Path) -> pa.ipc.RecordBatchFileReader:
+def _open(path: str | Path, options: pa.ipc.IpcReadOptions | None = None):
     try:
-        return pa.ipc.open_file(pa.memory_map(str(path), "r"))
+        return pa.ipc.open_file(pa.memory_map(str(path), "r"), options=options)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"not a readable Arrow IPC file ({exc})") from exc
 
 
-def _batch_rows(reader: pa.ipc.RecordBatchFileReader, path: str | Path) -> list[int]:
+# --- the IPC messages' flatbuffer metadata ------------------------------------------------------
+
+def _table(buf: bytes, pos: int) -> tuple[int, int]:
+    """(table position, vtable position) of the flatbuffer table at ``pos``."""
+    return pos, pos - struct.unpack_from("<i", buf, pos)[0]
+
+
+def _field(buf: bytes, table: tuple[int, int], index: int) -> int | None:
+    """Position of field ``index`` of a table, or None if absent (default value)."""
+    pos, vtable = table
+    vsize = struct.unpack_from("<H", buf, vtable)[0]
+    if 4 + 2 * index >= vsize:
+        return None
+    off = struct.unpack_from("<H", buf, vtable + 4 + 2 * index)[0]
+    return pos + off if off else None
+
+
+def _deref(buf: bytes, pos: int) -> int:
+    return pos + struct.unpack_from("<I", buf, pos)[0]
+
+
+@dataclass(frozen=True)
+class _Batch:
+    rows: int
+    codec: str  # "none", "lz4" or "zstd"
+    spans: list[int]  # stored bytes of each buffer, with its padding, in schema order
+
+
+def _batch(meta: bytes, body_size: int) -> _Batch:
+    """Message{header: RecordBatch{length, nodes, buffers: [Buffer{offset, length}],
+    compression: BodyCompression{codec}}} as the Arrow format's Message.fbs defines it."""
+    message = _table(meta, _deref(meta, 0))
+    rb = _table(meta, _deref(meta, _field(meta, message, 2)))
+    rows_at = _field(meta, rb, 0)
+    rows = struct.unpack_from("<q", meta, rows_at)[0] if rows_at else 0
+    at = _field(meta, rb, 2)
+    offsets = []
+    if at is not None:
+        vec = _deref(meta, at)
+        n = struct.unpack_from("<I", meta, vec)[0]
+        offsets = [struct.unpack_from("<q", meta, vec + 4 + 16 * i)[0] for i in range(n)]
+    codec = "none"
+    at = _field(meta, rb, 3)
+    if at is not None:
+        comp = _table(meta, _deref(meta, at))
+        codec_at = _field(meta, comp, 0)
+        codec = CODECS[meta[codec_at] if codec_at else 0]
+    ends = [*offsets[1:], body_size]
+    return _Batch(rows, codec, [b - a for a, b in zip(offsets, ends, strict=True)])
+
+
+def _batches(path: str | Path) -> list[_Batch]:
+    """Every record batch message of the file, in order (the file embeds an IPC stream after
+    its 8-byte magic)."""
     try:
-        return [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)]
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(path, f"unreadable record batch ({exc})") from exc
+        with pa.memory_map(str(path), "r") as source:
+            source.seek(8)
+            return [_batch(m.metadata.to_pybytes(), m.body.size)
+                    for m in pa.ipc.MessageReader.open_stream(source)
+                    if m.type == "record batch"]
+    except (OSError, pa.ArrowException, struct.error, IndexError, KeyError) as exc:
+        raise InputError(path, f"unreadable Arrow IPC messages ({exc})") from exc
 
 
-def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_columns: int) -> None:
-    reader = _open(path)
-    sizes = _batch_rows(reader, path)
-    if sum(sizes) != n_events:
-        raise VerificationError(name, f"{sum(sizes)} rows written, {n_events} expected")
-    if len(reader.schema) != n_columns:
+def _buffer_counts(schema: pa.Schema) -> list[int]:
+    """IPC buffers per top-level field (validity, offsets, values, and its children's)."""
+    return [len(pa.array([], type=f.type).buffers()) for f in schema]
+
+
+def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_columns: int,
+            codec: str | None) -> None:
+    d = describe(path)
+    if d["entries"] != n_events:
+        raise VerificationError(name, f"{d['entries']} rows written, {n_events} expected")
+    if d["branches"] != n_columns:
         raise VerificationError(name, "column count differs from the source")
+    sizes = d["clusters"]
     if any(s != cluster_size for s in sizes[:-1]) or not 0 < sizes[-1] <= cluster_size:
         raise VerificationError(name, f"record batches {sizes[:5]}... are not {cluster_size} rows")
-
-
-def _codec(reader: pa.ipc.RecordBatchFileReader) -> pa.Codec | None:
-    meta = reader.schema.metadata or {}
-    name = meta.get(b"hepfmt.codec", b"none").decode()
-    level = meta.get(b"hepfmt.level", b"").decode()
-    return None if name == "none" else pa.Codec(name, int(level) if level else None)
-
-
-def _stored(buf: pa.Buffer | None, codec: pa.Codec | None) -> int:
-    """Bytes a buffer takes in a batch body: IPC compresses each buffer on its own (after an
-    8-byte length) and pads to 8 bytes, so compressing it again with the same codec gives its
-    stored size."""
-    if buf is None:
-        return 0
-    n = buf.size if codec is None else 8 + codec.compress(buf).size
-    return -(-n // 8) * 8
-
-
-def _body_sizes(path: Path) -> list[int]:
-    """Stored body bytes of each record batch, from the IPC messages themselves."""
-    with pa.memory_map(str(path), "r") as source:
-        source.seek(8)  # past the file magic "ARROW1" and its padding
-        return [m.body.size for m in pa.ipc.MessageReader.open_stream(source)
-                if m.type == "record batch"]
+    if d["compression"] != (codec or "none"):
+        raise VerificationError(name, f"batches are {d['compression']}, not {codec or 'none'}")
 
 
 def describe(path: Path) -> dict:
-    """Per-column stored bytes are not in the IPC metadata; they are recomputed by compressing
-    each buffer again with the file's codec (recorded in the schema metadata), which is what
-    the writer stored. The total is the sum of the messages' bodies."""
-    reader = _open(path)
-    sizes = _batch_rows(reader, path)
-    codec = _codec(reader)
-    by_branch = dict.fromkeys(reader.schema.names, 0)
-    for i in range(reader.num_record_batches):
-        batch = reader.get_batch(i)
-        for name, col in zip(reader.schema.names, batch.columns, strict=True):
-            by_branch[name] += sum(_stored(b, codec) for b in col.buffers())
+    schema = _open(path).schema
+    batches = _batches(path)
+    counts = _buffer_counts(schema)
+    by_branch = dict.fromkeys(schema.names, 0)
+    for batch in batches:
+        if len(batch.spans) != sum(counts):
+            raise InputError(path, f"a record batch has {len(batch.spans)} buffers, the schema "
+                                   f"needs {sum(counts)}")
+        pos = 0
+        for name, n in zip(schema.names, counts, strict=True):
+            by_branch[name] += sum(batch.spans[pos:pos + n])
+            pos += n
     file_bytes = Path(path).stat().st_size
-    body = sum(_body_sizes(path))
+    body = sum(by_branch.values())
+    codecs = {b.codec for b in batches} or {"none"}
+    level = (schema.metadata or {}).get(LEVEL_KEY, b"").decode()
     return {
-        "entries": sum(sizes),
-        "clusters": sizes,
-        "branches": len(reader.schema),
+        "entries": sum(b.rows for b in batches),
+        "clusters": [b.rows for b in batches],
+        "branches": len(schema),
         "file_bytes": file_bytes,
         "zip_bytes": body,
         "zip_bytes_by_branch": by_branch,
         "footer_bytes": file_bytes - body,
         "footer_bytes_note": "all but the batch bodies: schema, footer, message headers",
-        "compression": "none" if codec is None else codec.name,
+        "record_batches": len(batches),
+        "compression": codecs.pop() if len(codecs) == 1 else "mixed",
+        "compression_level": int(level) if level else None,
     }
+
+
+_threads = {"use": False}
 
 
 def _prepare(threads: int) -> None:
     pa.set_cpu_count(max(1, threads))
+    _threads["use"] = threads > 1
 
 
 def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
+    """Memory-mapped; only the selected columns' buffers are decompressed, batch by batch."""
     schema = _open(path).schema
     missing = [b for b in branches if b not in set(schema.names)]
     if missing:
         raise InputError(path, f"missing branches {missing[:5]}")
-    # only the selected columns' buffers are decompressed
     fields = [schema.get_field_index(b) for b in branches]
-    try:
-        reader = pa.ipc.open_file(pa.memory_map(str(path), "r"),
-                                  options=pa.ipc.IpcReadOptions(included_fields=fields))
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(path, f"not a readable Arrow IPC file ({exc})") from exc
+    reader = _open(path, pa.ipc.IpcReadOptions(included_fields=fields,
+                                               use_threads=_threads["use"]))
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         for i in range(reader.num_record_batches):

@@ -24,9 +24,8 @@ counter branch when reading, as the 2018 study's "ROOT without offsets" files di
 
 Readers: RDataFrame (one compiled event loop), a ``TTreeReader`` loop (what a ROOT expert writes
 by hand), the classic ``SetBranchAddress`` + ``GetEntry`` loop (all three compiled with ACLiC into
-one cached library) and uproot. Trees without offset arrays are read correctly only by the
-``GetEntry`` loop: ROOT 6.40's TTreeReaderArray (and so RDataFrame) returns wrong values for
-them once a collection has empty entries, and uproot cannot read them at all.
+one cached library) and uproot. Trees without offset arrays are not read reliably by any of them
+in ROOT 6.40 / uproot 5.7 (README "Formats and knobs"); the checksums catch it.
 """
 
 from __future__ import annotations
@@ -175,9 +174,7 @@ std::vector<ULong64_t> ttreereader_checksums(const std::string &path, const std:
 }
 
 // The classic loop: SetBranchAddress into plain buffers, TTree::GetEntry, the counter leaf's
-// value for the length of each jagged entry. It is the only ROOT reader here that reads trees
-// without offset arrays (kGenerateOffsetMap) correctly: in ROOT 6.40 TTreeReaderArray, hence
-// RDataFrame, returns wrong values for them once a collection has empty entries.
+// value for the length of each jagged entry.
 template <typename T> void add_n(Ck &c, const char *p, Long64_t n) {
   for (Long64_t i = 0; i < n; ++i) {
     T x;
