@@ -1,18 +1,23 @@
 # hepfmt: the two commands a user needs, each setting itself up on a fresh machine.
 #   make run    create .venv (pinned: pyproject.toml + requirements.lock) and run the default study
+#               (targets `all` and `metadata`: the read/size study and the metadata-cost study)
+#   make report after `make run`: every figure and table of those targets in one HTML file
 #   make test   create .venv and run the test suite (lint + pytest); .ci/run calls exactly this
-# Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV.
+# Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
+# TARGETS (Snakemake targets of run / dryrun / report), REPORT (the report's path).
 
 PYTHON ?= python3
 VENV ?= .venv
 CORES ?= all
 CONFIG ?= config/default.yaml
+TARGETS ?= all metadata
+REPORT ?= results/report.html
 BIN := $(VENV)/bin
 # Jobs run `hepfmt` from PATH: the venv comes first, as `source .venv/bin/activate` would do.
 RUN := PATH="$(abspath $(BIN)):$$PATH"
 STAMP := $(VENV)/.hepfmt-installed
 
-.PHONY: run test lint dryrun clean-results
+.PHONY: run report test lint dryrun clean-results
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hepfmt needs Python >= 3.11 (set PYTHON=...)")'
@@ -22,10 +27,13 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 run: $(STAMP)
-	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(TARGETS)
+
+report: $(STAMP)
+	$(RUN) $(BIN)/snakemake --configfile $(CONFIG) --report $(REPORT) $(TARGETS)
 
 dryrun: $(STAMP)
-	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run
+	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run $(TARGETS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -15,6 +15,10 @@ if not workflow.overwrite_configfiles:
 
 validate(config, "workflow/schemas/config.schema.yaml")
 
+
+# snakemake --report results/report.html: every figure and table, with captions
+report: "workflow/report/workflow.rst"
+
 from analysis import grid  # noqa: E402  (the package every rule calls; also names every path)
 
 grid.check(config)
@@ -29,9 +33,11 @@ include: "workflow/rules/convert.smk"
 include: "workflow/rules/measure.smk"
 include: "workflow/rules/tabulate.smk"
 include: "workflow/rules/metadata.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:
     input:
         rules.tabulate.output,
+        FIGURE_FILES,
     default_target: True

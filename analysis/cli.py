@@ -112,6 +112,13 @@ def cmd_tabulate(a: argparse.Namespace) -> None:
     tabulate(cfg.load(a.config), a.sizes, a.reads, a.output, a.provenance)
 
 
+def cmd_figure(a: argparse.Namespace) -> None:
+    from analysis.figures import make
+
+    for path in make(a.family, a.tables, a.provenance, a.config, a.output, a.config_name):
+        print(f"wrote {path}", file=sys.stderr)
+
+
 def cmd_check_config(a: argparse.Namespace) -> None:
     from analysis import config as cfg
     from analysis.grid import files, measured
@@ -280,6 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", required=True, help="output directory for tables")
     t.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
     t.set_defaults(func=cmd_tabulate)
+
+    f = sub.add_parser("figure", help="draw one figure family (PNG + PDF) from the tables")
+    f.add_argument("family", help="size, ratios, tradeoff, groups or memory")
+    f.add_argument("--tables", required=True, help="directory of tabulate's CSV tables")
+    f.add_argument("--provenance", required=True, help="tabulate's provenance.json")
+    f.add_argument("--config", required=True, help="the resolved config (results/config.yaml)")
+    f.add_argument("--config-name", help="how the footer names the config (e.g. default.yaml)")
+    f.add_argument("-o", "--output", required=True, help="output directory")
+    f.set_defaults(func=cmd_figure)
 
     k = sub.add_parser("check-config", help="validate a config file and count its files")
     k.add_argument("config")

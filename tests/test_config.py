@@ -81,8 +81,8 @@ def test_measured_is_the_requested_subgrid() -> None:
     m = measured(c)
     assert {f.cluster_size for f in m} == {1500}
     assert {(f.format, f.variant) for f in m} == {("ttree", "zstd-5"), ("parquet", "none"),
-                                                  ("parquet", "zstd-3")}
-    assert len(files(c)) == 2 * 2 * 4  # samples x cluster sizes x variants
+                                                  ("parquet", "zstd-3"), ("parquet_bss", "zstd-3")}
+    assert len(files(c)) == 2 * 2 * 5  # samples x cluster sizes x variants
 
 
 def test_real_file_samples_are_accepted(tmp_path: Path) -> None:

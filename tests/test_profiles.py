@@ -86,9 +86,10 @@ def test_htcondor_plans_every_job_with_the_estimated_resources(study) -> None:
     # one job per sample for generation + conversions; measurements four to a job
     assert groups.count("write") == len(config["samples"])
     assert groups.count("measure") == math.ceil(len(grid.measured(config)) / 4)
-    # the resolved config and the tables are made by Snakemake itself, not submitted
+    # the resolved config, the tables and the figures are made by Snakemake itself
     assert {j["rule"] for j in jobs} - {j["rule"] for j in batch_jobs} == {
-        "resolved_config", "tabulate", "all"}
+        "resolved_config", "tabulate", "all",
+        *(f"figure_{f}" for f in ("size", "ratios", "tradeoff", "groups", "memory"))}
 
 
 def test_slurm_asks_an_exclusive_node_for_measurements_only(study) -> None:

@@ -25,7 +25,7 @@ def _lock() -> dict[str, str]:
     return pins
 
 
-@pytest.mark.parametrize("name", ["size", "reads", "ratios", "groups", "repetitions"])
+@pytest.mark.parametrize("name", ["size", "reads", "ratios", "groups", "repetitions", "formats"])
 def test_reference_tables_parse(name: str) -> None:
     df = pd.read_csv(REFERENCE / f"{name}.csv", comment="#")
     assert not df.empty

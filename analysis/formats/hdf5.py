@@ -1,6 +1,7 @@
 """HDF5 through h5py: the format many HPC tools read, as a physicist would lay out NanoAOD in it.
 
-Layout: group ``Events``; one 1-D dataset per branch, named as the branch. Event-level branches
+Layout: group ``Events``; one 1-D dataset per branch, named as the branch, listed in the
+source's branch order (the group tracks creation order). Event-level branches
 (counters included) have one value per event; a jagged branch (``Muon_pt``) is the flat
 dataset of all its values, and its per-event lengths are its counter dataset (``nMuon``), as in
 the TTree (``Muon_pt[nMuon]``): no per-branch offsets are stored. The dataset attribute
@@ -9,8 +10,12 @@ the TTree (``Muon_pt[nMuon]``): no per-branch offsets are stored. The dataset at
 Clusters: HDF5 has chunks, not clusters. Event-level datasets are chunked by ``cluster_size``
 events (``describe`` reads the chunk shape back); a jagged dataset's chunk holds the mean number
 of values per cluster, so a cluster's values span about one chunk. Codecs are HDF5's built-in
-filters: ``gzip-<level>`` (deflate) and ``lzf``; ``shuffle: true`` adds the byte-shuffle filter.
-Booleans are HDF5 enums of one byte, as h5py writes numpy bools.
+filters: ``gzip[-<level>]`` (deflate, levels 0-9, h5py's default 4) and ``lzf`` (no level);
+``shuffle: true`` adds the byte-shuffle filter. zstd and lz4 would need the ``hdf5plugin``
+filters, which are not a dependency, so they are not offered. Booleans are HDF5 enums of one
+byte, as h5py writes numpy bools, and read back as numpy bools.
+
+The reader reads each dataset in blocks of whole chunks, so that no chunk is decompressed twice.
 """
 
 from __future__ import annotations
@@ -23,13 +28,25 @@ import numpy as np
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
-from analysis.errors import InputError, VerificationError
+from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import Format, Reader
 from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
 
 GROUP = "Events"
 ALGORITHMS = {"none": None, "gzip": "gzip", "lzf": "lzf"}
-READ_BLOCK = 1 << 20  # values per read: bounded memory whatever the file size
+READ_BLOCK = 1 << 20  # about this many values per read: bounded memory whatever the file size
+
+
+def filters(variant: Variant, options: dict) -> dict:
+    """h5py ``create_dataset`` filter arguments; a level HDF5 cannot take is refused here, with
+    the variant named, rather than deep inside h5py."""
+    if variant.level is not None and (variant.algorithm != "gzip" or variant.level > 9):
+        raise ConfigError("variant", f"{variant.name!r}: HDF5 takes levels 0-9 for gzip only")
+    out = {"compression": ALGORITHMS[variant.algorithm],
+           "shuffle": bool(options.get("shuffle", False))}
+    if variant.level is not None:
+        out["compression_opts"] = variant.level
+    return out
 
 
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
@@ -39,12 +56,9 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
     schema = schema_of(meta)
     n = meta["n_events"]
     n_clusters = max(1, math.ceil(n / cluster_size))
-    filters = {"compression": ALGORITHMS[variant.algorithm],
-               "shuffle": bool(options.get("shuffle", False))}
-    if variant.level is not None:
-        filters["compression_opts"] = variant.level
+    opts = filters(variant, options)
     with atomic_path(out) as tmp, h5py.File(tmp, "w") as f:
-        g = f.create_group(GROUP)
+        g = f.create_group(GROUP, track_order=True)
         g.attrs["cluster_size"] = cluster_size
         datasets, pos = {}, {}
         for b in schema.branches:
@@ -52,7 +66,7 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
             chunk = max(1, math.ceil(length / n_clusters)) if b.jagged else min(cluster_size, n)
             # resizable, so that an empty collection branch may still have a chunk shape
             datasets[b.name] = g.create_dataset(b.name, shape=(length,), dtype=b.np_dtype,
-                                                chunks=(chunk,), maxshape=(None,), **filters)
+                                                chunks=(chunk,), maxshape=(None,), **opts)
             if b.jagged:
                 datasets[b.name].attrs["counter"] = b.counter
             pos[b.name] = 0
@@ -117,6 +131,7 @@ def describe(path: Path) -> dict:
             "footer_bytes": file_bytes - sum(by_branch.values()),
             "footer_bytes_note": "all but the chunks: object headers, B-trees, heaps, free space",
             "compression": first.compression or "none",
+            "compression_level": first.compression_opts,
             "shuffle": bool(first.shuffle),
         }
 
@@ -126,7 +141,6 @@ def _prepare(threads: int) -> None:
 
 
 def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
-
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     with _open(path) as f:
         g = f[GROUP]
@@ -136,9 +150,10 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
         try:
             for b in branches:
                 ds = g[b]
-                for start in range(0, ds.shape[0], READ_BLOCK):
-                    block = ds[start:start + READ_BLOCK]
-                    out[b] = merge(out[b], checksum(np.asarray(block)))
+                chunk = ds.chunks[0] if ds.chunks else READ_BLOCK
+                step = chunk * max(1, READ_BLOCK // chunk)
+                for start in range(0, ds.shape[0], step):
+                    out[b] = merge(out[b], checksum(np.asarray(ds[start:start + step])))
         except OSError as exc:  # h5py raises OSError for corrupt chunks and filters
             raise InputError(path, f"h5py could not read it: {exc}") from exc
     return out

@@ -49,6 +49,8 @@ FOOTER = struct.Struct("<QQQIIHH4s")  # the fixed 40-byte tail of a Lance 2.x fi
 
 def field_metadata(variant: Variant) -> dict[str, str]:
     """The field metadata that asks Lance for the variant's general-purpose compression."""
+    if variant.level is not None and variant.algorithm != "zstd":
+        raise ConfigError("variant", f"{variant.name!r}: Lance takes a level for zstd only")
     if variant.algorithm == "default":
         return {}
     md = {COMPRESSION: variant.algorithm}
@@ -78,8 +80,8 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
 
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    opts = _writer_options(options, len(schema.branches))
     md = field_metadata(variant)
+    opts = _writer_options(options, len(schema.branches))
     with atomic_path(out) as tmp:
         writer = None
         try:

@@ -3,13 +3,22 @@ chunk by itself (bit-packing, frame-of-reference, ALP for floats, run-end, dicti
 
 There is no codec to choose: the variants are Vortex's two write strategies, ``default``
 (balanced for read speed) and ``compact`` (smallest files). Vortex also lays out rows in chunks
-of its own choosing: the source is streamed to it one cluster per record batch, but the file's
-row splits are Vortex's, and ``describe`` reports those (``clusters``), not the requested size.
-Jagged branches are Vortex list arrays, counters their own columns.
+of its own choosing: the source is streamed to it one cluster per record batch, but the writer
+re-partitions rows (zones of 8192 rows, data chunks by bytes), and vortex-data 0.90 has no option
+to keep the batches. ``describe`` reports the file's own row splits (``clusters``), not the
+requested size. Jagged branches are Vortex list arrays, counters their own columns.
+
+Layout facts that the Python API does not show (bytes per column, footer sizes) come from the
+inspector vortex-data ships (the ``vx`` command: ``vx segments`` and ``vx inspect --json``). It
+prints from Rust to the process's stdout, so ``describe`` runs it in a child process.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,16 +26,27 @@ import pyarrow as pa
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
-from analysis.errors import InputError, VerificationError
+from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import Format, Reader
 from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
 
 ALGORITHMS = ("default", "compact")
+EOF_BYTES = 8  # version, postscript length, magic "VTXF"
+
+_INSPECT = """import sys
+from vortex.cli import main
+path = sys.argv[1]
+for command in (["segments"], ["inspect", "--json"]):
+    sys.argv = ["vx", *command, path]
+    main()
+"""
 
 
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
     import vortex as vx
 
+    if variant.level is not None:
+        raise ConfigError("variant", f"{variant.name!r}: Vortex's write strategies take no level")
     meta = read_source_meta(source)
     schema = schema_of(meta)
     batches = (t.combine_chunks().to_batches()[0]
@@ -39,11 +59,11 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
             strategy.write(stream, str(tmp))
         except Exception as exc:  # vortex raises its own (Rust) error types
             raise VerificationError(out, f"vortex could not write it ({exc})") from exc
-        d = describe(tmp)
-        if d["entries"] != meta["n_events"] or d["branches"] != len(schema.branches):
-            raise VerificationError(out, f"{d['entries']} rows x {d['branches']} columns "
-                                         f"written, {meta['n_events']} x "
-                                         f"{len(schema.branches)} expected")
+        f = _open(tmp)
+        rows, names = int(f.footer.row_count), _names(f)
+        if rows != meta["n_events"] or names != schema.names:
+            raise VerificationError(out, f"{rows} rows x {len(names)} columns written, "
+                                         f"{meta['n_events']} x {len(schema.branches)} expected")
 
 
 def _chain(first, rest):
@@ -66,22 +86,51 @@ def _names(f) -> list[str]:
     return [str(n) for n in f.dtype.to_arrow_schema().names]
 
 
+def _inspect(path: str | Path) -> tuple[dict, dict]:
+    """(``vx segments``, ``vx inspect --json``) of a file, as parsed JSON."""
+    run = subprocess.run([sys.executable, "-c", _INSPECT, str(path)], capture_output=True,
+                         text=True, env={**os.environ, "RUST_BACKTRACE": "0"}, check=False)
+    try:
+        if run.returncode:
+            raise ValueError(f"exit status {run.returncode}")
+        decoder = json.JSONDecoder()
+        segments, end = decoder.raw_decode(run.stdout)
+        rest = run.stdout[end:].lstrip()
+        inspect, _ = decoder.raw_decode(rest)
+    except ValueError as exc:
+        raise InputError(path, f"vortex's inspector (vx) could not read it ({exc})") from exc
+    return segments, inspect
+
+
 def describe(path: Path) -> dict:
-    """Vortex exposes no per-column storage sizes in Python: ``zip_bytes`` is the whole file and
-    ``zip_bytes_by_branch`` is empty (tables then show the file as one block)."""
+    """Bytes per branch are its data segments; the zone maps (per-column min/max/null counts
+    per zone of rows, in the data area, read to prune zones) are counted apart, like the
+    statistics in a Parquet footer."""
     f = _open(path)
-    splits = [int(b) - int(a) for a, b in f.splits()]
-    file_bytes = Path(path).stat().st_size
+    segments, inspect = _inspect(path)
+    by_branch: dict[str, int] = {}
+    zones = 0
+    for column in segments["columns"]:
+        data = [s["byte_length"] for s in column["segments"] if s["name"] != "zones"]
+        by_branch[column["name"]] = sum(data)
+        zones += sum(s["byte_length"] for s in column["segments"] if s["name"] == "zones")
+    postscript = inspect["postscript"]
+    footer = sum(part["length"] for part in postscript.values() if part) \
+        + inspect["eof"]["postscript_size"] + EOF_BYTES
     return {
         "entries": int(f.footer.row_count),
-        "clusters": splits,
+        "clusters": [int(b) - int(a) for a, b in f.splits()],
         "clusters_note": "Vortex's own row splits; the requested cluster size is not kept",
         "branches": len(_names(f)),
-        "file_bytes": file_bytes,
-        "zip_bytes": file_bytes,
-        "zip_bytes_by_branch": {},
-        "footer_bytes": None,
-        "footer_bytes_note": "not exposed by vortex-data's Python API",
+        "file_bytes": Path(path).stat().st_size,
+        "zip_bytes": sum(by_branch.values()),
+        "zip_bytes_by_branch": by_branch,
+        "zone_map_bytes": zones,
+        "footer_bytes": footer,
+        "footer_bytes_note": "dtype, layout tree, file statistics and segment map, postscript "
+                             "and end marker; zone maps are in zone_map_bytes",
+        "segments": inspect["footer"]["total_segments"],
+        "format_version": inspect["eof"]["version"],
     }
 
 

@@ -98,16 +98,26 @@ rule metadata_tabulate:
         config=f"{RESULTS}/config.yaml",
         timings=[metagrid.path(RESULTS, "timings", f) for f in META_FILES],
     output:
-        tables=multiext(
-            f"{META}/tables/", "metadata.csv", "metadata.md", "repetitions.csv", "slopes.csv"
-        ),
-        plots=multiext(
-            f"{META}/plots/",
-            "decode_time.png",
-            "decode_time.pdf",
-            "metadata_size.png",
-            "metadata_size.pdf",
-        ),
+        tables=[
+            report(
+                f"{META}/tables/{t}.csv",
+                caption=f"../report/metadata_table_{t}.rst",
+                category="Tables",
+                subcategory="Metadata cost",
+            )
+            for t in ("metadata", "slopes", "repetitions")
+        ]
+        + [f"{META}/tables/metadata.md"],
+        plots=[
+            report(
+                f"{META}/plots/{plot}.png",
+                caption=f"../report/metadata_{plot}.rst",
+                category="Figures",
+                subcategory="Metadata cost",
+            )
+            for plot in ("decode_time", "metadata_size")
+        ]
+        + [f"{META}/plots/{plot}.pdf" for plot in ("decode_time", "metadata_size")],
         provenance=f"{META}/provenance.json",
     params:
         tables=lambda wc, output: os.path.dirname(output.tables[0]),

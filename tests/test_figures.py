@@ -1,0 +1,291 @@
+"""Figures from tables that ``tabulate`` made out of synthetic size records and read measurements.
+
+The records are built for any config's grid (``synthetic_study``) with made-up but plausible
+numbers, so the figures are drawn from exactly what a real run's tables look like, columns and
+all. What is checked: every family writes a non-empty PNG and PDF, the Pareto front on a hand
+example, that unverified cold reads are flagged, that missing pieces (no reads, one cluster size,
+one sample) still give a figure, and that a malformed table is an error naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from analysis import figures, grid
+from analysis.cli import main
+from analysis.config import validate
+from analysis.tabulate import tabulate
+
+PROV = {"date": "2026-01-01T00:00:00+00:00",
+        "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00", "uproot": "5.7.7"},
+        "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k",
+                    "hostname": "h"},
+        "filesystem": {"type": "ext4", "mount": "/", "kind": "local", "cold_verifiable": True}}
+
+#: Made-up normalised sizes per algorithm and per adapter: only their shape matters.
+ALGO_SIZE = {"none": 1.2, "zlib": 0.55, "gzip": 0.55, "lz4": 0.7, "lzma": 0.42, "zstd": 0.5,
+             "snappy": 0.7, "brotli": 0.48, "lzf": 0.75, "default": 0.6, "compact": 0.5}
+ADAPTER_SIZE = {"ttree": 1.1, "rntuple": 0.95, "parquet": 1.0, "feather": 1.2, "hdf5": 1.3,
+                "lance": 1.0, "vortex": 0.9}
+#: ... and made-up read-time factors, not proportional to size (a trade-off to draw).
+ALGO_TIME = {"none": 0.6, "zlib": 2.0, "gzip": 2.2, "lz4": 0.7, "lzma": 5.0, "zstd": 1.0,
+             "snappy": 0.8, "brotli": 1.8, "lzf": 1.0, "default": 0.9, "compact": 1.2}
+ADAPTER_TIME = {"ttree": 1.0, "rntuple": 0.6, "parquet": 0.8, "feather": 0.4, "hdf5": 1.5,
+                "lance": 0.7, "vortex": 0.5}
+NAIVE_PER_EVENT = 5000.0
+#: Shares of the data bytes: more collections than the figure gives a segment of their own.
+GROUP_SHARES = {"triggers": 0.15, "event": 0.1, "Jet": 0.2, "GenPart": 0.15,
+                **{c: 0.025 for c in ("Muon", "Electron", "Photon", "Tau", "FatJet", "SV",
+                                      "TrigObj", "GenJet", "IsoTrack", "SubJet", "OtherPV",
+                                      "LHEPart", "PSWeight", "LHEPdfWeight")}}
+
+
+def _size(spec: grid.FileSpec, i_sample: int) -> float:
+    algo = spec.variant.split("+")[0].split("-")[0]
+    dict_factor = 0.8 if spec.variant.endswith("+dict") else 1.0
+    return (ALGO_SIZE[algo] * ADAPTER_SIZE[spec.adapter] * dict_factor
+            * (1 + 3 / spec.cluster_size ** 0.5) * (1 + 0.03 * i_sample))
+
+
+def _size_record(spec: grid.FileSpec, n_events: int, i_sample: int) -> dict:
+    norm = _size(spec, i_sample)
+    file_bytes = norm * NAIVE_PER_EVENT * n_events
+    data = 0.95 * file_bytes
+    groups = {} if spec.adapter == "vortex" else {g: s * data for g, s in GROUP_SHARES.items()}
+    return {"sample": spec.sample, "process": "p", "format": spec.format,
+            "adapter": spec.adapter, "variant": spec.variant, "cluster_size": spec.cluster_size,
+            "n_events": n_events, "provenance": PROV, "file_bytes": file_bytes,
+            "naive_bytes": NAIVE_PER_EVENT * n_events, "normalized_size": norm,
+            "normalized_size_no_triggers": norm * 0.9, "zip_bytes_by_group": groups}
+
+
+def _read(reader: str, rank: int, threads: int, sel: str, mode: str, seconds: float,
+          verified: bool | None, n_events: int) -> dict:
+    rep = {"wall_s": seconds, "cpu_s": seconds, "disk_read_bytes": 0}
+    if mode == "cold":
+        rep["cold_verified"] = verified
+    return {"reader": reader, "threads": threads, "selection": sel, "mode": mode,
+            "cpu_median_s": seconds, "disk_read_bytes_median": 0.0, "median_s": seconds,
+            "iqr_s": 0.0, "std_s": 0.0, "min_s": seconds, "n": 5,
+            "cold_verified": verified if mode == "cold" else None,
+            "mb_per_s_compressed": 1.0, "mb_per_s_naive": 1.0,
+            "events_per_s": n_events / seconds, "peak_rss_bytes": (200 + 50 * rank) * 2**20,
+            "baseline_rss_bytes": 150 * 2**20, "repetitions": [rep] * 5}
+
+
+def _read_record(config: dict, spec: grid.FileSpec, n_events: int, i_sample: int,
+                 unverified: set[str]) -> dict:
+    reads = []
+    grid_ = [(rank, reader, threads)
+             for rank, reader in enumerate(grid.readers(config, spec.format))
+             for threads in grid.thread_counts(config)]
+    for rank, reader, threads in grid_:
+        for sel, branches in config["measure"]["selections"].items():
+            share = 1.0 if branches == "*" else 0.1
+            for mode in config["measure"]["modes"]:
+                algo = spec.variant.split("+")[0].split("-")[0]
+                t = (n_events * 1e-4 * share * (1 + rank) * ALGO_TIME[algo]
+                     * ADAPTER_TIME[spec.adapter] * (1 + 0.05 * i_sample)
+                     * (1.3 if mode == "cold" else 1.0) / threads ** 0.5)
+                verified = spec.sample not in unverified if mode == "cold" else None
+                reads.append(_read(reader, rank, threads, sel, mode, t, verified, n_events))
+    return {**{k: v for k, v in _size_record(spec, n_events, i_sample).items()
+               if k in ("sample", "process", "format", "adapter", "variant", "cluster_size",
+                        "n_events", "provenance")}, "reads": reads}
+
+
+def synthetic_study(config: dict, tmp: Path, unverified: set[str] = frozenset()) -> Path:
+    """Size and read records for every file of ``config``'s grid, tabulated into tmp/tables;
+    samples named in ``unverified`` have cold reads that mincore did not confirm."""
+    records = tmp / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    samples = list(config["samples"])
+    sizes, reads = [], []
+    for spec in grid.files(config):
+        n = config["samples"][spec.sample]["n_events"]
+        p = records / f"{spec.stem.replace('/', '_')}.size.json"
+        p.write_text(json.dumps(_size_record(spec, n, samples.index(spec.sample))))
+        sizes.append(p)
+    for spec in grid.measured(config):
+        n = config["samples"][spec.sample]["n_events"]
+        p = records / f"{spec.stem.replace('/', '_')}.reads.json"
+        p.write_text(json.dumps(_read_record(config, spec, n, samples.index(spec.sample),
+                                             unverified)))
+        reads.append(p)
+    tables = tmp / "tables"
+    tabulate(config, sizes, reads, tables, tmp / "provenance.json")
+    (tmp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return tmp
+
+
+def study_config(**overrides: object) -> dict:
+    config = {
+        "samples": {"A": {"process": "DYJetsToLL", "n_events": 1000},
+                    "B": {"process": "TTJets", "n_events": 1000}},
+        "cluster_sizes": [100, 1000],
+        "formats": {"ttree": {"variants": ["none", "zlib-1", "zstd-5"]},
+                    "rntuple": {"variants": ["zstd-5"]},
+                    "parquet": {"variants": ["none", "none+dict", "gzip-6", "zstd-3"]},
+                    "vortex": {"variants": ["default"]}},
+        "measure": {"readers": {"ttree": ["rdf", "uproot"], "parquet": ["pyarrow", "polars"]},
+                    "variants": {"ttree": ["none", "zstd-5"], "rntuple": ["zstd-5"],
+                                 "parquet": ["none", "zstd-3"], "vortex": ["default"]},
+                    "cluster_sizes": [100, 1000]},
+        "compare": {"pairs": [{"ttree": "none", "parquet": "none", "label": "uncompressed"},
+                              {"ttree": "zstd-5", "parquet": "zstd-3", "label": "zstd"}]},
+    }
+    config.update(overrides)
+    return validate(config)
+
+
+def draw_all(study: Path, out: Path) -> dict[str, list[Path]]:
+    return {name: figures.make(name, study / "tables", study / "provenance.json",
+                               study / "config.yaml", out / name, config_name="test")
+            for name in figures.FAMILIES}
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic_study(study_config(), tmp_path_factory.mktemp("figures"), unverified={"B"})
+
+
+def _is_png(path: Path) -> bool:
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_family_writes_png_and_pdf(study: Path, tmp_path: Path) -> None:
+    written = draw_all(study, tmp_path)
+    for name, paths in written.items():
+        stem = figures.FAMILIES[name].stem
+        assert paths == [tmp_path / name / f"{stem}.png", tmp_path / name / f"{stem}.pdf"]
+        assert _is_png(paths[0]) and paths[0].stat().st_size > 10_000, name
+        assert paths[1].read_bytes()[:5] == b"%PDF-", name
+    assert not list(tmp_path.rglob(".*tmp*"))  # nothing half-written left behind
+
+
+def test_pareto_front_on_a_hand_example() -> None:
+    # (time, size): a fast big file, a slow small one, one between, and two dominated ones;
+    # a tie in time with a larger size is dominated, an exact duplicate is not; NaN never counts
+    x = [1.0, 10.0, 3.0, 4.0, 3.0, 2.0, 1.0, np.nan]
+    y = [1.0, 0.3, 0.5, 0.6, 0.7, 1.2, 1.0, 0.1]
+    assert figures.pareto_front(x, y).tolist() == [True, True, True, False, False, False,
+                                                   True, False]
+
+
+def test_tradeoff_uses_each_formats_default_reader(study: Path) -> None:
+    config = yaml.safe_load((study / "config.yaml").read_text())
+    ft = figures.read_table(study / "tables" / "formats.csv", figures.TABLES["formats"])
+    col, sel, mode = figures.time_column(ft, config)
+    assert (col, sel, mode) == ("all_warm_s", "all", "warm")
+    rows = figures.default_reader_rows(ft, col, config).set_index(["format", "variant"])
+    assert rows.loc[("ttree", "zstd-5"), "reader"] == "rdf"
+    assert rows.loc[("parquet", "none"), "reader"] == "pyarrow"
+    assert rows.loc[("vortex", "default"), "reader"] == "vortex"
+    assert len(rows) == 6  # the measured format x variant pairs
+
+
+def test_unverified_cold_reads_are_flagged(study: Path) -> None:
+    config = yaml.safe_load((study / "config.yaml").read_text())
+    reads = figures.read_table(study / "tables" / "reads.csv", figures.TABLES["reads"])
+    ratios = figures.read_table(study / "tables" / "ratios.csv", figures.TABLES["ratios"])
+    rate = ratios[ratios.quantity == "rate"]
+    flags = figures.ratio_unverified(config, rate, reads)
+    assert flags.tolist() == (rate["mode"] == "cold").tolist()  # sample B spoils every cold one
+    assert figures.memory_table(reads).query("mode == 'cold'").hollow.all()
+    assert not figures.memory_table(reads).query("mode == 'warm'").hollow.any()
+
+
+def test_verified_cold_reads_are_not_flagged(tmp_path: Path) -> None:
+    s = synthetic_study(study_config(), tmp_path)
+    config = yaml.safe_load((s / "config.yaml").read_text())
+    reads = figures.read_table(s / "tables" / "reads.csv", figures.TABLES["reads"])
+    ratios = figures.read_table(s / "tables" / "ratios.csv", figures.TABLES["ratios"])
+    assert not figures.ratio_unverified(config, ratios, reads).any()
+    assert not figures.memory_table(reads).hollow.any()
+
+
+def test_unverified_legend_entry_is_drawn(study: Path) -> None:
+    inputs = figures.load_inputs("ratios", study / "tables", study / "provenance.json",
+                                 study / "config.yaml")
+    fig, _ = figures.draw_ratios(inputs)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert figures.UNVERIFIED in labels
+    inputs = figures.load_inputs("memory", study / "tables", study / "provenance.json",
+                                 study / "config.yaml")
+    fig, _ = figures.draw_memory(inputs)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert figures.UNVERIFIED in labels
+
+
+def test_missing_pieces_still_give_every_figure(tmp_path: Path) -> None:
+    # no reads measured at all, one cluster size, one sample
+    formats = study_config()["formats"]
+    config = study_config(samples={"A": {"process": "DYJetsToLL", "n_events": 500}},
+                          cluster_sizes=[500], measure={"variants": {f: [] for f in formats}})
+    s = synthetic_study(config, tmp_path / "study")
+    assert figures.read_table(s / "tables" / "reads.csv", figures.TABLES["reads"]).empty
+    written = draw_all(s, tmp_path / "out")
+    assert all(p.stat().st_size > 0 for paths in written.values() for p in paths)
+    for name in ("tradeoff", "ratios", "memory"):
+        inputs = figures.load_inputs(name, s / "tables", s / "provenance.json",
+                                     s / "config.yaml")
+        fig, _ = figures.FAMILIES[name].draw(inputs)
+        text = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+        assert "no reads were measured" in text.lower(), name
+
+
+def test_provenance_footer_names_versions_and_config(study: Path) -> None:
+    prov = json.loads((study / "provenance.json").read_text())
+    line = figures.provenance_footer(prov, "default.yaml")
+    assert "ROOT 6.40.00" in line and "pyarrow 26.0.1" in line and "test cpu" in line
+    assert "config default.yaml" in line and prov["config_hash"] in line
+
+
+def test_malformed_table_is_an_error_naming_the_file(study: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    size = pd.read_csv(study / "tables" / "size.csv", comment="#")
+    size.drop(columns="normalized_size_mean").to_csv(tables / "size.csv", index=False)
+    args = ["figure", "size", "--tables", str(tables), "--provenance",
+            str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+            "-o", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert str(tables / "size.csv") in err and "normalized_size_mean" in err
+    size.assign(cluster_size="many").to_csv(tables / "size.csv", index=False)
+    assert main(args) == 2
+    assert "cluster_size" in capsys.readouterr().err
+    (tables / "size.csv").unlink()
+    assert main(args) == 2
+    assert "no such table" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_provenance_is_an_error_naming_the_file(study: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    prov = tmp_path / "provenance.json"
+    prov.write_text('{"versions": ')  # truncated
+    assert main(["figure", "size", "--tables", str(study / "tables"), "--provenance", str(prov),
+                 "--config", str(study / "config.yaml"), "-o", str(tmp_path / "out")]) == 2
+    assert str(prov) in capsys.readouterr().err
+
+
+def test_unknown_family_is_refused(study: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["figure", "pie", "--tables", str(study / "tables"), "--provenance",
+                 str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+                 "-o", str(study / "out")]) == 2
+    assert "unknown 'pie'" in capsys.readouterr().err
+
+
+def test_cli_writes_the_family(study: Path, tmp_path: Path) -> None:
+    assert main(["figure", "groups", "--tables", str(study / "tables"), "--provenance",
+                 str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+                 "--config-name", "test.yaml", "-o", str(tmp_path)]) == 0
+    assert _is_png(tmp_path / "bytes_by_group.png")
