@@ -17,6 +17,7 @@ import pytest
 from analysis import formats
 from analysis.errors import InputError, VerificationError
 from analysis.formats import rntuple
+from analysis.source import iter_clusters
 
 SETTINGS = {"none": 0, "zstd-5": 505, "lz4-4": 404, "zlib": 101}
 
@@ -57,7 +58,7 @@ def test_clusters_are_cut_across_source_batches(tmp_path: Path):
             w.write_batch(pa.record_batch([pa.array(np.arange(start, start + n, dtype=np.int32))],
                                           schema=schema))
             start += n
-    blocks = list(rntuple._clusters(path, ["x"], 4))
+    blocks = list(iter_clusters(path, ["x"], 4))
     assert [rows for _, rows in blocks] == [4, 4, 4, 3]
     assert [t.num_rows for t, _ in blocks] == [4, 4, 4, 3]
     values = np.concatenate([t.column("x").to_numpy() for t, _ in blocks])
