@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.checksum import Checksum
+from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
-from analysis.errors import ConfigError
+from analysis.errors import ConfigError, InputError
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,23 @@ class Format:
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key)
+
+
+def require_branches(path: str | Path, available, branches: list[str]) -> None:
+    """Every reader's check: a selection naming branches the file lacks names them and it."""
+    have = set(available)
+    missing = [b for b in branches if b not in have]
+    if missing:
+        raise InputError(path, f"missing branches {missing[:5]}")
+
+
+def add_checksums(out: dict[str, Checksum], table, branches: list[str]) -> None:
+    """Fold one chunk (an Arrow table or record batch) into the running per-branch
+    checksums of the readers that hand their data over as Arrow."""
+    from analysis.source import to_column  # source imports nothing from here; keep it lazy
+
+    for b in branches:
+        out[b] = merge(out[b], checksum(to_column(table.column(b)).values))
 
 
 _MODULES = {name: f"analysis.formats.{name}"

@@ -21,11 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import Checksum
 from analysis.codecs import Variant
 from analysis.errors import InputError, VerificationError
-from analysis.formats import Format, Reader
-from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
+from analysis.formats import Format, Reader, add_checksums, require_branches
+from analysis.source import iter_clusters, read_source_meta, schema_of
 
 ALGORITHMS = {"none": None, "lz4": "lz4", "zstd": "zstd"}
 CODECS = {0: "lz4", 1: "zstd"}  # IPC CompressionType: LZ4_FRAME, ZSTD
@@ -185,9 +185,7 @@ def _prepare(threads: int) -> None:
 def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
     """Memory-mapped; only the selected columns' buffers are decompressed, batch by batch."""
     schema = _open(path).schema
-    missing = [b for b in branches if b not in set(schema.names)]
-    if missing:
-        raise InputError(path, f"missing branches {missing[:5]}")
+    require_branches(path, schema.names, branches)
     fields = [schema.get_field_index(b) for b in branches]
     reader = _open(path, pa.ipc.IpcReadOptions(included_fields=fields,
                                                use_threads=_threads["use"]))
@@ -195,8 +193,7 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
     try:
         for i in range(reader.num_record_batches):
             batch = reader.get_batch(i)
-            for b in branches:
-                out[b] = merge(out[b], checksum(to_column(batch.column(b)).values))
+            add_checksums(out, batch, branches)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
     return out

@@ -29,7 +29,7 @@ from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader
+from analysis.formats import Format, Reader, require_branches
 from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
 
 GROUP = "Events"
@@ -144,9 +144,7 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     with _open(path) as f:
         g = f[GROUP]
-        missing = [b for b in branches if b not in g]
-        if missing:
-            raise InputError(path, f"missing branches {missing[:5]}")
+        require_branches(path, g, branches)
         try:
             for b in branches:
                 ds = g[b]

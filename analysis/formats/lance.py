@@ -33,11 +33,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import Checksum
 from analysis.codecs import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader
-from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
+from analysis.formats import Format, Reader, add_checksums, require_branches
+from analysis.source import iter_clusters, read_source_meta, schema_of
 
 ALGORITHMS = ("default", "none", "lz4", "zstd")
 VERSIONS = ("2.1", "2.2")
@@ -241,14 +241,11 @@ def _prepare(threads: int) -> None:
 
 def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
     names = set(_reader(path).metadata().schema.names)
-    missing = [b for b in branches if b not in names]
-    if missing:
-        raise InputError(path, f"missing branches {missing[:5]}")
+    require_branches(path, names, branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         for batch in _reader(path, branches).read_all(batch_size=READ_BATCH).to_batches():
-            for b in branches:
-                out[b] = merge(out[b], checksum(to_column(batch.column(b)).values))
+            add_checksums(out, batch, branches)
     except (OSError, ValueError) as exc:
         raise InputError(path, f"lance could not read it: {exc}") from exc
     return out

@@ -28,8 +28,8 @@ from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codecs import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader
-from analysis.source import open_source, read_source_meta, to_column
+from analysis.formats import Format, Reader, add_checksums, require_branches
+from analysis.source import open_source, read_source_meta
 
 ALGORITHMS = {"none": "NONE", "snappy": "SNAPPY", "gzip": "GZIP", "lz4": "LZ4", "zstd": "ZSTD",
               "brotli": "BROTLI"}
@@ -162,7 +162,7 @@ def _read_pyarrow(path: str, branches: list[str]) -> dict[str, Checksum]:
     try:
         for i in range(pf.metadata.num_row_groups):
             t = pf.read_row_group(i, columns=branches, use_threads=_threads["use"])
-            _checksums(t, branches, out)
+            add_checksums(out, t, branches)
     except pa.ArrowException as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
     return out
@@ -170,15 +170,8 @@ def _read_pyarrow(path: str, branches: list[str]) -> dict[str, Checksum]:
 
 def _check_branches(path: str, branches: list[str]) -> pq.ParquetFile:
     pf = _open(path)
-    missing = [b for b in branches if b not in set(pf.schema_arrow.names)]
-    if missing:
-        raise InputError(path, f"missing branches {missing[:5]}")
+    require_branches(path, pf.schema_arrow.names, branches)
     return pf
-
-
-def _checksums(table, branches: list[str], out: dict[str, Checksum]) -> None:
-    for b in branches:
-        out[b] = merge(out[b], checksum(to_column(table.column(b)).values))
 
 
 def _read_awkward(path: str, branches: list[str]) -> dict[str, Checksum]:
@@ -214,7 +207,7 @@ def _read_polars(path: str, branches: list[str]) -> dict[str, Checksum]:
         frame = pl.read_parquet(path, columns=branches)
     except pl.exceptions.PolarsError as exc:
         raise InputError(path, f"polars could not read it: {exc}") from exc
-    _checksums(frame.to_arrow(), branches, out)
+    add_checksums(out, frame.to_arrow(), branches)
     return out
 
 
@@ -240,7 +233,7 @@ def _read_duckdb(path: str, branches: list[str]) -> dict[str, Checksum]:
             batches = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]) \
                 .to_arrow_reader(65536)
             for batch in batches:
-                _checksums(batch, branches, out)
+                add_checksums(out, batch, branches)
     except duckdb.Error as exc:
         raise InputError(path, f"DuckDB could not read it: {exc}") from exc
     return out

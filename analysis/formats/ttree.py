@@ -45,7 +45,7 @@ from analysis.checksum import CPP as CHECKSUM_CPP
 from analysis.checksum import Checksum
 from analysis.codecs import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader
+from analysis.formats import Format, Reader, require_branches
 from analysis.source import iter_batches, read_source_meta, schema_of, to_column
 
 TREE = "Events"
@@ -531,9 +531,7 @@ def _read_uproot(path: str, branches: list[str]) -> dict[str, Checksum]:
         with uproot.open(path) as f:
             tree = f[TREE]
             _refuse_offset_map(path, tree, uproot.__version__)
-            missing = [b for b in branches if b not in tree]
-            if missing:
-                raise InputError(path, f"missing branches {missing[:5]}")
+            require_branches(path, tree.keys(), branches)
             for chunk in tree.iterate(branches, step_size="200 MB", library="ak", how=dict):
                 for b, arr in chunk.items():
                     flat = ak.to_numpy(ak.flatten(arr, axis=None))

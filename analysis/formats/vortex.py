@@ -24,11 +24,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import Checksum
 from analysis.codecs import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader
-from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
+from analysis.formats import Format, Reader, add_checksums, require_branches
+from analysis.source import iter_clusters, read_source_meta, schema_of
 
 ALGORITHMS = ("default", "compact")
 EOF_BYTES = 8  # version, postscript length, magic "VTXF"
@@ -142,15 +142,12 @@ def _prepare(threads: int) -> None:
 
 def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
     f = _open(path)
-    missing = sorted(set(branches) - set(_names(f)))
-    if missing:
-        raise InputError(path, f"missing branches {missing[:5]}")
+    require_branches(path, _names(f), branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         for chunk in f.scan(branches):  # decodes Vortex's encodings into Arrow
             table = pa.Table.from_struct_array(chunk.to_arrow_array())
-            for b in branches:
-                out[b] = merge(out[b], checksum(to_column(table.column(b)).values))
+            add_checksums(out, table, branches)
     except Exception as exc:
         raise InputError(path, f"vortex could not read it: {exc}") from exc
     return out
