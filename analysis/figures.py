@@ -643,7 +643,7 @@ def draw_groups(inp: Inputs) -> tuple[Figure, list[str]]:
 # -- memory: peak RSS per reader ---------------------------------------------------------------
 
 
-MEMORY_METRICS = {"rss_over_baseline_mb": "peak RSS above post-import baseline (MB)",
+MEMORY_METRICS = {"rss_over_baseline_mb": "the reads' peak RSS over their starting RSS (MB)",
                   "peak_rss_mb": "peak RSS of the reading process (MB)"}
 
 
@@ -654,10 +654,11 @@ def memory_table(reads: pd.DataFrame) -> pd.DataFrame:
     d = d.assign(hollow=(d["mode"] == "cold").to_numpy() & unverified(d.cold_verified)
                  if "cold_verified" in d else False,
                  label=d["label"].fillna(d.format) if "label" in d else d.format)
-    return d.groupby(["format", "label", "reader", "threads", "selection", "mode"],
-                     as_index=False).agg(rss_over_baseline_mb=("rss_over_baseline_mb", "max"),
-                                         peak_rss_mb=("peak_rss_mb", "max"),
-                                         hollow=("hollow", "any"))
+    exact = d.rss_exact.astype(bool) if "rss_exact" in d else pd.Series(False, index=d.index)
+    return d.assign(rss_exact=exact).groupby(
+        ["format", "label", "reader", "threads", "selection", "mode"], as_index=False).agg(
+        rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
+        hollow=("hollow", "any"), rss_exact=("rss_exact", "all"))
 
 
 def draw_memory(inp: Inputs) -> tuple[Figure, list[str]]:
@@ -699,8 +700,14 @@ def draw_memory(inp: Inputs) -> tuple[Figure, list[str]]:
                              label=UNVERIFIED))
     fig.legend(handles=handles, loc="outside right upper")
     cluster = int(reads.cluster_size.max())
-    return fig, [f"cluster size {cluster:,}; per format × reader the largest value over the "
-                 "measured variants and samples"]
+    notes = [f"cluster size {cluster:,}; per format × reader the largest value over the "
+             "measured variants and samples; cold and warm reads share one process per "
+             "selection, so one peak"]
+    bound = sorted({f"{k.label} · {k.reader}" for k in m[~m.rss_exact].itertuples()})
+    if bound:
+        notes.append("left panels only a lower bound (the kernel refused to reset the peak "
+                     f"RSS, or records predate it): {', '.join(bound)}")
+    return fig, notes
 
 
 # -- families and the command ------------------------------------------------------------------

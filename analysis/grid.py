@@ -93,17 +93,66 @@ def files(config: dict) -> list[FileSpec]:
             for n in config["cluster_sizes"]]
 
 
-def measured(config: dict) -> list[FileSpec]:
-    """The files whose reads are timed: a sub-grid, because reads cost far more than sizes.
+def _compare_readers(config: dict) -> dict[str, str]:
+    return config.get("compare", {}).get("readers") or {"ttree": "rdf", "parquet": "pyarrow"}
 
-    ``measure.cluster_sizes`` and ``measure.variants`` (format -> variants) narrow the grid;
-    either left out means all of it.
+
+def compare_reader(config: dict, fmt: str, side: str) -> str:
+    """The reader that stands for format ``fmt`` (the ``side`` of a pair) in the ratios."""
+    readers = _compare_readers(config)
+    return readers.get(fmt, readers.get(side, ""))
+
+
+def _pair_sides(config: dict) -> list[tuple[str, str, str]]:
+    """(format, variant, reader) of both sides of every ``compare.pairs`` entry."""
+    out = []
+    for pair in config.get("compare", {}).get("pairs") or []:
+        for side in ("ttree", "parquet"):
+            fmt = pair.get(f"{side}_format", side)
+            out.append((fmt, pair[side], compare_reader(config, fmt, side)))
+    return out
+
+
+def _read_plan(config: dict) -> dict[FileSpec, list[str]]:
+    """Every read-measured file with its readers, in grid order.
+
+    Two sub-grids, because reads cost far more than sizes: ``measure`` (``cluster_sizes`` and
+    ``variants`` narrow it; left out = all of it) with every reader of ``measure.readers``, and
+    the ROOT/Parquet pairings of ``compare.pairs`` at ``compare.cluster_sizes`` with only the
+    reader standing for each side, which is what the rate-ratio-vs-cluster-size figure needs.
+    A file in both is read once per reader of either.
     """
     m = config["measure"]
     sizes = m.get("cluster_sizes") or config["cluster_sizes"]
     variants = m.get("variants") or {}
-    return [f for f in files(config) if f.cluster_size in sizes
-            and f.variant in variants.get(f.format, config["formats"][f.format]["variants"])]
+    compare_sizes = config.get("compare", {}).get("cluster_sizes") or []
+    sides = _pair_sides(config) if compare_sizes else []
+    plan: dict[FileSpec, list[str]] = {}
+    for f in files(config):
+        chosen = []
+        if f.cluster_size in sizes and f.variant in variants.get(
+                f.format, config["formats"][f.format]["variants"]):
+            chosen = readers(config, f.format)
+        if f.cluster_size in compare_sizes:
+            chosen += [r for fmt, v, r in sides
+                       if (fmt, v) == (f.format, f.variant) and r not in chosen]
+        if chosen:
+            plan[f] = list(dict.fromkeys(chosen))
+    return plan
+
+
+def measured(config: dict) -> list[FileSpec]:
+    """The files whose reads are timed (see :func:`_read_plan`)."""
+    return list(_read_plan(config))
+
+
+def file_readers(config: dict, fmt: str, variant: str, cluster_size: int) -> list[str]:
+    """The readers timed on one file of the read plan."""
+    for f, names in _read_plan(config).items():
+        if (f.format, f.variant, f.cluster_size) == (fmt, variant, cluster_size):
+            return names
+    raise ConfigError(f"formats.{fmt}", f"{variant} at cluster size {cluster_size} is not "
+                                        "read-measured (measure and compare.cluster_sizes)")
 
 
 def check(config: dict) -> None:
@@ -150,9 +199,19 @@ def check(config: dict) -> None:
             if r not in known:
                 raise ConfigError(f"measure.readers.{fmt}", f"no reader {r!r}; known: "
                                                             f"{sorted(known)}")
-    for i, pair in enumerate(config.get("compare", {}).get("pairs", [])):
+    cmp = config.get("compare", {})
+    for i, n in enumerate(cmp.get("cluster_sizes") or []):
+        if n not in config["cluster_sizes"]:
+            raise ConfigError(f"compare.cluster_sizes[{i}]", f"{n} is not among cluster_sizes")
+    for i, pair in enumerate(cmp.get("pairs", [])):
         for side in ("ttree", "parquet"):
             fmt = pair.get(f"{side}_format", side)
             if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
                 raise ConfigError(f"compare.pairs[{i}].{side}",
                                   f"{pair[side]!r} is not among formats.{fmt}.variants")
+            reader = compare_reader(config, fmt, side)
+            if cmp.get("cluster_sizes") and reader not in formats.get(
+                    adapter(config, fmt)).readers:
+                raise ConfigError("compare.readers", f"no reader {reader!r} for format {fmt} "
+                                  f"(compare.pairs[{i}].{side}); known: "
+                                  f"{sorted(formats.get(adapter(config, fmt)).readers)}")

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
-from analysis.tabulate import merged_provenance, provenance_lines, write_csv, write_md
+from analysis.tabulate import Section, merged_provenance, provenance_lines, write_csv, write_doc
 
 KEYS = ["type", "n_columns", "layout", "stats", "implementation", "mode"]
 REFERENCE = ("pyarrow", "chunk")  # pyarrow's default: statistics in the footer, no page index
@@ -110,16 +110,16 @@ def _duration(seconds: float, spread: float) -> str:
         f"{seconds / scale:.3g} {unit} ± {half:.2g}"
 
 
-def _time_pivot(d: pd.DataFrame) -> str:
+def _time_pivot(d: pd.DataFrame) -> pd.DataFrame:
     cell = [f"{_duration(m, i)} ({u:.3g} µs/col)"
             for m, i, u in zip(d.median_s, d.iqr_s, d.us_per_column, strict=True)]
     p = d.assign(row=_row_label(d), cell=cell).pivot_table(
         index="row", columns="n_columns", values="cell", aggfunc="first")
     p.columns = [f"{c} columns" for c in p.columns]
-    return p.reset_index().rename(columns={"row": "implementation"}).to_markdown(index=False)
+    return p.reset_index().rename(columns={"row": "implementation"})
 
 
-def _bytes_pivot(d: pd.DataFrame) -> str:
+def _bytes_pivot(d: pd.DataFrame) -> pd.DataFrame:
     d = d.drop_duplicates(["layout", "n_columns", "metadata_bytes"])
     d = d.assign(what=np.where(d.implementation.str.endswith("+page-index"),
                                d.layout + " + page index", d.layout))
@@ -129,18 +129,17 @@ def _bytes_pivot(d: pd.DataFrame) -> str:
     p = d.assign(cell=cell).pivot_table(index="what", columns="n_columns", values="cell",
                                         aggfunc="first")
     p.columns = [f"{c} columns" for c in p.columns]
-    return p.reset_index().rename(columns={"what": "layout"}).to_markdown(index=False)
+    return p.reset_index().rename(columns={"what": "layout"})
 
 
-def _ratio_pivot(d: pd.DataFrame) -> str:
+def _ratio_pivot(d: pd.DataFrame) -> pd.DataFrame:
     p = d.assign(row=_row_label(d)).pivot_table(index="row", columns="n_columns",
                                                 values="ratio_to_pyarrow", aggfunc="first")
     p.columns = [f"{c} columns" for c in p.columns]
-    return p.round(2).reset_index().rename(columns={"row": "implementation"}).to_markdown(
-        index=False)
+    return p.round(2).reset_index().rename(columns={"row": "implementation"})
 
 
-def _sections(df: pd.DataFrame, sl: pd.DataFrame) -> list[tuple[str, str]]:
+def _sections(df: pd.DataFrame, sl: pd.DataFrame) -> list[Section]:
     sections = []
     synthetic = df[df.type != "nanoaod"]
     for kind in sorted(synthetic.type.unique()):
@@ -166,8 +165,7 @@ def _sections(df: pd.DataFrame, sl: pd.DataFrame) -> list[tuple[str, str]]:
                if f"{a} → {b}" in p.columns]]
         sections.append(("Scaling between successive widths: local exponent b of time ∝ "
                          "columns^b, and marginal µs per extra column",
-                         p.reset_index().rename(columns={"row": "implementation"})
-                         .to_markdown(index=False)))
+                         p.reset_index().rename(columns={"row": "implementation"})))
     nano = df[df.type == "nanoaod"]
     for ds in sorted(nano.dataset.unique()):
         d = nano[(nano.dataset == ds) & (nano["mode"] == "memory")]
@@ -177,7 +175,7 @@ def _sections(df: pd.DataFrame, sl: pd.DataFrame) -> list[tuple[str, str]]:
             "us_per_column": d.us_per_column, "metadata_bytes": d.metadata_bytes,
             "bytes_per_column": d.bytes_per_column}).sort_values("median_ms")
         sections.append((f"{ds} (real NanoAOD types and width): decode time from memory",
-                         table.round(3).to_markdown(index=False)))
+                         table.round(3)))
     sections.append(("Legend", "memory: the file's bytes were loaded before timing, only the "
                                "decode is timed; disk: the decoder opens the file, which is in "
                                "the page cache. Metadata bytes: Parquet footer (page index "
@@ -207,7 +205,7 @@ def tabulate(config: dict, timing_files: Iterable[str | Path], out_dir: str | Pa
     write_csv(df, out / "metadata.csv", lines)
     write_csv(reps, out / "repetitions.csv", lines)
     write_csv(sl, out / "slopes.csv", lines)
-    write_md("Metadata cost of wide tables: decode time and size vs number of columns",
+    write_doc("Metadata cost of wide tables: decode time and size vs number of columns",
              _sections(df, sl), out / "metadata.md", lines)
     write_json(provenance_path or out / "provenance.json", prov)
     return df

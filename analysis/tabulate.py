@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -114,14 +115,20 @@ def group_table(sizes: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_table(reads: pd.DataFrame) -> pd.DataFrame:
-    reads = reads.assign(rss_over_baseline=reads.peak_rss_bytes - reads.baseline_rss_bytes)
+    if "rss_over_baseline_bytes" not in reads:  # records from before the read's own peak
+        reads = reads.assign(rss_over_baseline_bytes=reads.peak_rss_bytes
+                             - reads.baseline_rss_bytes)
+    if "rss_method" not in reads:
+        reads = reads.assign(rss_method="ru_maxrss (lower bound)")
     t = _mean_std(reads, READ_KEYS, "median_s")
     extra = reads.groupby(READ_KEYS).agg(
         iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
         mb_per_s_compressed=("mb_per_s_compressed", "mean"),
         mb_per_s_naive=("mb_per_s_naive", "mean"), events_per_s=("events_per_s", "mean"),
         peak_rss_mb=("peak_rss_bytes", lambda x: x.max() / 2**20),
-        rss_over_baseline_mb=("rss_over_baseline", lambda x: x.max() / 2**20),
+        rss_over_baseline_mb=("rss_over_baseline_bytes", lambda x: x.max() / 2**20),
+        # a lower bound anywhere makes the figure one: say so in the table
+        rss_exact=("rss_method", lambda x: bool((x == "vmhwm-reset").all())),
         cpu_s_mean=("cpu_median_s", "mean"),
         disk_read_bytes=("disk_read_bytes_median", "mean"),
         cold_verified=("cold_verified", lambda x: None if x.isna().all() else bool(x.all())),
@@ -143,7 +150,6 @@ def default_pairs(config: dict) -> list[dict]:
 
 def ratio_table(config: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
     pairs = config.get("compare", {}).get("pairs") or default_pairs(config)
-    readers = config.get("compare", {}).get("readers", {"ttree": "rdf", "parquet": "pyarrow"})
     rows = []
     for pair in pairs:
         label = pair.get("label") or f"{pair['ttree']} vs {pair['parquet']}"
@@ -159,9 +165,9 @@ def ratio_table(config: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.Da
         if reads.empty:
             continue
         rr = reads[(reads.format == fr) & (reads.variant == pair["ttree"])
-                   & (reads.reader == readers.get(fr, readers.get("ttree")))]
+                   & (reads.reader == grid.compare_reader(config, fr, "ttree"))]
         qq = reads[(reads.format == fp) & (reads.variant == pair["parquet"])
-                   & (reads.reader == readers.get(fp, readers.get("parquet")))]
+                   & (reads.reader == grid.compare_reader(config, fp, "parquet"))]
         m = rr.merge(qq, on=["sample", "cluster_size", "threads", "selection", "mode"],
                      suffixes=("_r", "_p"))
         for _, x in m.iterrows():
@@ -196,6 +202,7 @@ def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
     wide.columns = [f"{sel}_{mode}_s" for sel, mode in wide.columns]
     rss = rows.groupby(["format", "variant", "reader", "threads"]).agg(
         rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
+        rss_exact=("rss_exact", "all"),
         cold_verified=("cold_verified",
                        lambda x: None if x.isna().all() else bool(x.dropna().all())))
     sizes = st[st.cluster_size == largest][["format", "variant", "cluster_size",
@@ -221,15 +228,15 @@ def _pm(mean: float, std: float, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
-def _md_pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
-              digits: int = 3, mark: pd.Series | None = None) -> str:
+def _pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
+           digits: int = 3, mark: pd.Series | None = None) -> pd.DataFrame:
     cell = [_pm(a, b, digits) for a, b in zip(df[mean], df[std], strict=True)]
     if mark is not None:
         cell = [c + (" †" if m is False else "") for c, m in zip(cell, mark, strict=True)]
     d = df.assign(cell=cell)
     p = d.pivot_table(index=index, columns=column, values="cell", aggfunc="first")
     p.columns = [str(c) for c in p.columns]
-    return p.reset_index().to_markdown(index=False)
+    return p.reset_index()
 
 
 def provenance_lines(prov: dict, counts: str | None = None) -> list[str]:
@@ -263,14 +270,51 @@ def write_csv(df: pd.DataFrame, path: Path, prov_lines: list[str]) -> None:
         df.to_csv(f, index=False)
 
 
-def write_md(title: str, sections: list[tuple[str, str]], path: Path,
-             prov_lines: list[str]) -> None:
-    body = [f"# {title}", ""]
-    for heading, text in sections:
-        body += [f"## {heading}", "", text, ""]
-    body += ["## Provenance", ""] + [f"- {line}" for line in prov_lines] + [""]
+Section = tuple[str, "pd.DataFrame | str"]
+
+
+def write_doc(title: str, sections: list[Section], path: Path, prov_lines: list[str]) -> None:
+    """One table document twice: ``path`` (``.md``, for the repository and terminals) and its
+    ``.html`` twin (shown inline by ``snakemake --report``; a CSV there is only a download).
+    A section is a heading and a DataFrame (a table) or a string (a paragraph)."""
+    md = [f"# {title}", ""]
+    html = [f"<h1>{escape(title)}</h1>"]
+    for heading, body in sections:
+        md += [f"## {heading}", ""]
+        html.append(f"<h2>{escape(heading)}</h2>")
+        if isinstance(body, pd.DataFrame):
+            md.append(body.to_markdown(index=False))
+            html.append(body.to_html(index=False, na_rep="", border=0, classes="hepfmt"))
+        else:
+            md.append(body)
+            html.append(f"<p>{escape(body)}</p>")
+        md.append("")
+    md += ["## Provenance", ""] + [f"- {line}" for line in prov_lines] + [""]
+    html += ["<h2>Provenance</h2>", "<ul>", *(f"<li>{escape(x)}</li>" for x in prov_lines),
+             "</ul>"]
     with atomic_path(path) as tmp:
-        tmp.write_text("\n".join(body))
+        tmp.write_text("\n".join(md))
+    with atomic_path(path.with_suffix(".html")) as tmp:
+        tmp.write_text(HTML_PAGE.format(title=escape(title), body="\n".join(html)))
+
+
+#: A plain page: the report shows it in a frame, a browser opens it from results/tables/.
+HTML_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; font-size: 13px; margin: 1em; color: #222; }}
+h1 {{ font-size: 18px; }} h2 {{ font-size: 15px; margin-top: 1.5em; }}
+table.hepfmt {{ border-collapse: collapse; }}
+table.hepfmt th, table.hepfmt td {{ padding: 2px 8px; border-bottom: 1px solid #ddd;
+  text-align: right; white-space: nowrap; }}
+table.hepfmt th {{ background: #f3f3f3; position: sticky; top: 0; }}
+table.hepfmt td:first-child, table.hepfmt th:first-child {{ text-align: left; }}
+table.hepfmt tr:hover td {{ background: #fafae0; }}
+li {{ color: #555; }}
+</style></head><body>
+{body}
+</body></html>
+"""
 
 
 def merged_provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
@@ -298,7 +342,7 @@ def merged_provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
     return prov
 
 
-def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
+def _read_sections(rt: pd.DataFrame) -> list[Section]:
     if rt.empty:
         return [("No read measurements", "The config's measure sub-grid is empty.")]
     largest = rt.cluster_size.max()
@@ -306,7 +350,7 @@ def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
     for sel in rt.selection.unique():
         d = rt[(rt.selection == sel) & (rt.cluster_size == largest)]
         sections.append((f"Read time in seconds, selection '{sel}', cluster size {largest}",
-                         _md_pivot(d, ["format", "variant", "reader", "threads"], "mode",
+                         _pivot(d, ["format", "variant", "reader", "threads"], "mode",
                                    "median_s_mean", "median_s_std", 4,
                                    mark=d.cold_verified)))
         for mode in rt["mode"].unique():
@@ -314,12 +358,12 @@ def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
             sections.append((f"Events/s by cluster size, selection '{sel}', {mode} cache",
                              d.pivot_table(index=["format", "variant", "reader", "threads"],
                                            columns="cluster_size", values="events_per_s")
-                             .round(0).reset_index().to_markdown(index=False)))
+                             .round(0).reset_index()))
     sections.append(("Peak memory of the reading process above its RSS after imports (MB), by "
                      "selection",
                      rt.pivot_table(index=["format", "reader", "threads"], columns="selection",
                                     values="rss_over_baseline_mb", aggfunc="max")
-                     .round(0).reset_index().to_markdown(index=False)))
+                     .round(0).reset_index()))
     sections.append(("Legend", "† cold-cache eviction not verified: mincore found pages still "
                                "resident in at least one repetition, or the file is on a "
                                "filesystem where eviction cannot be verified (tmpfs, NFS, "
@@ -327,7 +371,7 @@ def _read_sections(rt: pd.DataFrame) -> list[tuple[str, str]]:
     return sections
 
 
-def _format_sections(ft: pd.DataFrame) -> list[tuple[str, str]]:
+def _format_sections(ft: pd.DataFrame) -> list[Section]:
     """The table a user picks a format from: size, read times, memory, one row per reader."""
     if ft.empty:
         return [("No formats", "Nothing was written.")]
@@ -345,24 +389,29 @@ def _format_sections(ft: pd.DataFrame) -> list[tuple[str, str]]:
                                                     else "")
                 for v, m in zip(ft[c], mark if mark is not None else [None] * len(ft),
                                 strict=True)]
-        cols["peak RSS over baseline (MB)"] = ft.rss_over_baseline_mb.round(0)
+        cols["peak RSS over baseline (MB)"] = [
+            "" if pd.isna(v) else f"{'' if exact is not False else '≥ '}{v:.0f}"
+            for v, exact in zip(ft.rss_over_baseline_mb, ft.get("rss_exact", [None] * len(ft)),
+                                strict=True)]
     d = pd.DataFrame(cols)
     return [(f"Cluster size {int(ft.cluster_size.max())}; read times: per sample the median of "
-             "the repetitions, mean over samples; † = cold eviction not verified",
-             d.to_markdown(index=False))]
+             "the repetitions, mean over samples; † = cold eviction not verified; peak RSS: the "
+             "reads' own high-water mark over the resident set they started from (≥ = only a "
+             "lower bound: the kernel refused to reset the mark)",
+             d)]
 
 
-def _ratio_sections(ratios: pd.DataFrame) -> list[tuple[str, str]]:
+def _ratio_sections(ratios: pd.DataFrame) -> list[Section]:
     if ratios.empty:
         return [("No ratios", "No ROOT/Parquet pairing had files on both sides.")]
-    sections = [("ROOT size / Parquet size", _md_pivot(
+    sections = [("ROOT size / Parquet size", _pivot(
         ratios[ratios.quantity == "size"], ["pair"], "cluster_size", "ratio_mean",
         "ratio_std"))]
     r = ratios[ratios.quantity == "rate"]
     for (sel, mode, threads), d in r.groupby(["selection", "mode", "threads"]):
         th = f", {threads} threads" if r.threads.nunique() > 1 else ""
         sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache{th}",
-                         _md_pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
+                         _pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
     return sections
 
 
@@ -388,23 +437,23 @@ def tabulate(config: dict, size_files: Iterable[str | Path], read_files: Iterabl
 
     size_sections = [(
         "mean ± std over samples, per cluster size (entries per cluster / rows per row group)",
-        _md_pivot(st, ["format", "variant"], "cluster_size", "normalized_size_mean",
+        _pivot(st, ["format", "variant"], "cluster_size", "normalized_size_mean",
                   "normalized_size_std"))]
     if "normalized_size_no_triggers_mean" in st:
-        size_sections.append(("Without the trigger/flag branches (as the 2018 table)", _md_pivot(
+        size_sections.append(("Without the trigger/flag branches (as the 2018 table)", _pivot(
             st, ["format", "variant"], "cluster_size", "normalized_size_no_triggers_mean",
             "normalized_size_no_triggers_std")))
     largest = gt.cluster_size.max()
     size_sections.append((f"Compressed bytes per event by branch group, cluster size {largest}",
                           gt[gt.cluster_size == largest].drop(columns="cluster_size")
-                          .round(1).to_markdown(index=False)))
-    write_md("Normalized size (file bytes / naive bytes)", size_sections, out / "size.md",
+                          .round(1)))
+    write_doc("Normalized size (file bytes / naive bytes)", size_sections, out / "size.md",
              lines)
-    write_md("Read time (per sample: median of repetitions; mean ± std over samples)",
+    write_doc("Read time (per sample: median of repetitions; mean ± std over samples)",
              _read_sections(rt), out / "reads.md", lines)
-    write_md("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
+    write_doc("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
              _ratio_sections(ratios), out / "ratios.md", lines)
-    write_md("Formats side by side", _format_sections(_with_labels(config, ft)),
+    write_doc("Formats side by side", _format_sections(_with_labels(config, ft)),
              out / "formats.md", lines)
     write_json(provenance_path or out / "provenance.json", prov)
     return prov

@@ -13,7 +13,7 @@ import yaml
 
 from analysis import config as cfg
 from analysis.errors import ConfigError, InputError
-from analysis.grid import files, measured
+from analysis.grid import file_readers, files, measured
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,6 +56,9 @@ def test_defaults_are_filled() -> None:
      "measure.variants.parquet[0]"),
     (lambda c: c["compare"]["pairs"].append({"ttree": "lzma", "parquet": "none"}),
      "compare.pairs[2].ttree"),
+    (lambda c: c["compare"].update(cluster_sizes=[200]), "compare.cluster_sizes[0]"),
+    (lambda c: c["compare"].update(cluster_sizes=[500], readers={"ttree": "polars"}),
+     "compare.readers"),
 ])
 def test_bad_config_names_the_key(edit, key: str) -> None:
     c = _base()
@@ -83,6 +86,26 @@ def test_measured_is_the_requested_subgrid() -> None:
     assert {(f.format, f.variant) for f in m} == {("ttree", "zstd-5"), ("parquet", "none"),
                                                   ("parquet", "zstd-3"), ("parquet_bss", "zstd-3")}
     assert len(files(c)) == 2 * 2 * 5  # samples x cluster sizes x variants
+
+
+def test_compare_pairs_add_their_reader_at_their_cluster_sizes() -> None:
+    """The rate-ratio figure's x axis: both files of each pair read, by the compare readers
+    only, at compare.cluster_sizes; a file also in the measure grid keeps its readers too."""
+    c = _base()
+    c["measure"].update(cluster_sizes=[1500], variants={"ttree": ["none"], "parquet": ["none"]})
+    c["compare"]["cluster_sizes"] = [500, 1500]
+    c = cfg.validate(c)
+    plan = {(f.sample, f.format, f.variant, f.cluster_size) for f in measured(c)}
+    small = {(fmt, v) for s, fmt, v, n in plan if n == 500 and s == "DYJetsToLL"}
+    assert small == {("ttree", "none"), ("parquet", "none"), ("ttree", "zstd-5"),
+                     ("parquet", "zstd-3")}
+    assert file_readers(c, "ttree", "zstd-5", 500) == ["rdf"]
+    assert file_readers(c, "parquet", "zstd-3", 1500) == ["pyarrow"]  # pair only
+    assert file_readers(c, "ttree", "none", 1500) == ["rdf", "uproot"]  # both grids
+    assert ("DYJetsToLL", "parquet_bss", "zstd-3", 1500) in plan
+    assert ("DYJetsToLL", "parquet_bss", "zstd-3", 500) not in plan
+    with pytest.raises(ConfigError, match="not read-measured"):
+        file_readers(c, "parquet_bss", "zstd-3", 500)
 
 
 def test_real_file_samples_are_accepted(tmp_path: Path) -> None:

@@ -3,6 +3,9 @@ and a batch job is named so that a figure can be traced to the job (and node) th
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,7 +48,8 @@ def test_only_a_local_disk_can_verify_a_cold_read(tmp_path: Path,
 def test_a_cold_figure_on_such_a_filesystem_is_flagged_even_when_mincore_says_evicted() -> None:
     spec = ReadSpec("f.parquet", "s.arrow", "parquet", "pyarrow", "ten", ["a"], ["cold"], 5, 1)
     reps = [{"wall_s": 0.1, "cpu_s": 0.1, "disk_read_bytes": 0, "cold_verified": True}] * 5
-    res = {"peak_rss_bytes": 1, "baseline_rss_bytes": 1}
+    res = {"peak_rss_bytes": 1, "baseline_rss_bytes": 1, "read_peak_rss_bytes": 1,
+           "rss_method": "vmhwm-reset"}
     assert _read_record(spec, "cold", reps, res, 10, 10.0, 100, True)["cold_verified"] is True
     assert _read_record(spec, "cold", reps, res, 10, 10.0, 100, False)["cold_verified"] is False
     assert _read_record(spec, "warm", reps, res, 10, 10.0, 100, False)["cold_verified"] is None
@@ -80,3 +84,22 @@ def test_table_provenance_names_the_filesystem_kind_and_the_batch_jobs() -> None
     assert provenance.describe_batch(summary) == "ran in batch jobs: slurm 9, 12"
     local = provenance.batch_summary([{"system": "none"}])
     assert provenance.describe_batch(local) == "ran on: this machine, no batch system"
+
+
+def test_the_reads_own_peak_memory_is_measured_below_an_earlier_higher_peak() -> None:
+    """ROOT's start-up sets a process peak that a read may never exceed: the read's own peak
+    must still show (uproot's rows once read 0 MB because of it). A real child process."""
+    code = """
+import json, numpy as np
+from analysis.measure import start_read_peak, read_peak_bytes
+big = np.ones(400 * 2**20 // 8); del big            # the 'imports': a 400 MB peak, freed
+base, method = start_read_peak()
+read = np.ones(100 * 2**20 // 8); read.sum()        # the 'read': 100 MB
+print(json.dumps([method, read_peak_bytes(method) - base]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1])
+    method, over = json.loads(out.stdout)
+    if method != "vmhwm-reset":
+        pytest.skip(f"this kernel refuses to reset the peak RSS ({method})")
+    assert 90 * 2**20 < over < 200 * 2**20

@@ -116,8 +116,13 @@ def test_every_table_carries_provenance(tables: Path) -> None:
         head = (tables / name).read_text().splitlines()[:6]
         assert any(line.startswith("# versions:") and "pyarrow 26.0.1" in line for line in head)
         assert any("test cpu" in line for line in head)
-    for name in ("size.md", "reads.md", "ratios.md"):
-        assert "## Provenance" in (tables / name).read_text()
+    for name in ("size", "reads", "ratios", "formats"):
+        assert "## Provenance" in (tables / f"{name}.md").read_text()
+        html = (tables / f"{name}.html").read_text()  # the report's inline view of the table
+        assert "<h2>Provenance</h2>" in html and "pyarrow 26.0.1" in html
+        md_rules = [ln for ln in (tables / f"{name}.md").read_text().splitlines()
+                    if ln.startswith(("|:", "|-"))]  # one header rule per Markdown table
+        assert html.count("<table") == len(md_rules) >= 1
     prov = json.loads((tables / "provenance.json").read_text())
     assert prov["versions"]["ROOT"] == "6.40.00"
     assert prov["repetitions"] == 5 and prov["n_files"] == 4 and prov["mixed"] == []

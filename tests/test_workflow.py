@@ -119,3 +119,18 @@ def test_failed_measurement_leaves_no_result(study: Path, tmp_path: Path) -> Non
     assert not measurement.exists()
     log = (results / "logs" / "measure" / "DYJetsToLL" / "parquet" / "none" / "c500.log")
     assert "c500.parquet" in log.read_text()
+
+
+def test_report_embeds_every_figure_and_table(study: Path) -> None:
+    """``make report``'s command: a self-contained HTML file with each figure and table."""
+    report = study.parent / "report.html"
+    proc = run_snakemake(study.parent, "--configfile", str(study.parent / "config.yaml"),
+                         "--report", str(report))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = report.read_text()
+    for name in ("normalized_size.png", "rate_ratio.png", "size_vs_read_time.png",
+                 "bytes_by_group.png", "peak_memory.png", "formats.html", "size.html",
+                 "ratios.csv"):
+        assert name in text, name
+    assert "data:image/png" in text and "data:text/html" in text  # embedded, not linked
+    assert "How to read it" in text  # the workflow description for a newcomer

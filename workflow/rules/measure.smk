@@ -1,4 +1,5 @@
-# Stage 3: cold/warm read measurements of one file of the measure sub-grid (grid.measured). A
+# Stage 3: cold/warm read measurements of one file of the read plan (grid.measured: the measure
+# sub-grid with its readers, plus the compare pairs at compare.cluster_sizes with theirs). A
 # measure job takes every core Snakemake has (on a cluster: an exclusive node, from the profile),
 # so no other job (a conversion, another measurement) runs beside it and skews its timings; each
 # (reader, selection) runs in its own fresh process.
@@ -11,7 +12,9 @@ rule measure:
     output:
         f"{RESULTS}/measurements/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.json",
     params:
-        readers=lambda wc: ",".join(grid.readers(config, wc.format)),
+        readers=lambda wc: ",".join(
+            grid.file_readers(config, wc.format, wc.variant, int(wc.cluster))
+        ),
         adapter=lambda wc: grid.adapter(config, wc.format),
         selections=selection_args(),
         modes=",".join(config["measure"]["modes"]),

@@ -103,11 +103,19 @@ rule metadata_tabulate:
                 f"{META}/tables/{t}.csv",
                 caption=f"../report/metadata_table_{t}.rst",
                 category="Tables",
-                subcategory="Metadata cost",
+                subcategory="Metadata cost, CSV",
             )
             for t in ("metadata", "slopes", "repetitions")
         ]
-        + [f"{META}/tables/metadata.md"],
+        + [
+            report(
+                f"{META}/tables/metadata.html",
+                caption="../report/metadata_table_metadata.rst",
+                category="Tables",
+                subcategory="Metadata cost",
+            ),
+            f"{META}/tables/metadata.md",
+        ],
         plots=[
             report(
                 f"{META}/plots/{plot}.png",

@@ -1,4 +1,7 @@
-# Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV + Markdown) with provenance.
+# Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance.
+
+# the tables that are also documents (Markdown + HTML, analysis.tabulate.write_doc)
+TABLE_DOCS = ("size", "reads", "ratios", "formats")
 
 
 rule resolved_config:
@@ -20,17 +23,27 @@ rule tabulate:
         sizes=[grid.size_path(RESULTS, f) for f in FILES],
         reads=[grid.measurement_path(RESULTS, f) for f in MEASURED],
     output:
-        # the CSV tables in the report (the Markdown twins hold the same numbers)
+        # every table in the report as CSV (a download there), and the four with a Markdown
+        # twin also as HTML, which the report shows inline
         tables=[
             report(
                 f"{RESULTS}/tables/{t}.csv",
                 caption=f"../report/table_{t}.rst",
                 category="Tables",
-                subcategory="Read and size study",
+                subcategory="Read and size study, CSV",
             )
             for t in ("size", "reads", "ratios", "formats", "groups", "repetitions")
         ]
-        + [f"{RESULTS}/tables/{t}.md" for t in ("size", "reads", "ratios", "formats")],
+        + [
+            report(
+                f"{RESULTS}/tables/{t}.html",
+                caption=f"../report/table_{t}.rst",
+                category="Tables",
+                subcategory="Read and size study",
+            )
+            for t in TABLE_DOCS
+        ]
+        + [f"{RESULTS}/tables/{t}.md" for t in TABLE_DOCS],
         provenance=f"{RESULTS}/provenance.json",
     params:
         tables=lambda wc, output: os.path.dirname(output.tables[0]),
