@@ -2,7 +2,10 @@
 #   make run    create .venv (pinned: pyproject.toml + requirements.lock) and run the default study
 #               (targets `all` and `metadata`: the read/size study and the metadata-cost study)
 #   make report after `make run`: every figure and table of those targets in one HTML file
+#   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
+#               results/reference/default, the committed reference run
 #   make test   create .venv and run the test suite (lint + pytest); .ci/run calls exactly this
+# Targets come before --configfile, which takes every word after it (Snakemake 9).
 # Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
 # TARGETS (Snakemake targets of run / dryrun / report), REPORT (the report's path).
 
@@ -17,7 +20,7 @@ BIN := $(VENV)/bin
 RUN := PATH="$(abspath $(BIN)):$$PATH"
 STAMP := $(VENV)/.hepfmt-installed
 
-.PHONY: run report test lint dryrun clean-results
+.PHONY: run report reference test lint dryrun clean-results
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hepfmt needs Python >= 3.11 (set PYTHON=...)")'
@@ -27,13 +30,24 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 run: $(STAMP)
-	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) $(TARGETS)
+	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --configfile $(CONFIG)
 
 report: $(STAMP)
-	$(RUN) $(BIN)/snakemake --configfile $(CONFIG) --report $(REPORT) $(TARGETS)
+	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)
+
+REF := results/reference/default
+reference:
+	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
+	rm -rf $(REF) && mkdir -p $(REF)/figures $(REF)/metadata/plots
+	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $(REF)/
+	cp results/figures/*/*.png $(REF)/figures/
+	if [ -d results/metadata/tables ]; then \
+		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
+			results/metadata/provenance.json $(REF)/metadata/ && \
+		cp results/metadata/plots/*.png $(REF)/metadata/plots/; fi
 
 dryrun: $(STAMP)
-	$(RUN) $(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG) --dry-run $(TARGETS)
+	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --dry-run --configfile $(CONFIG)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
