@@ -385,22 +385,6 @@ def draw_size(inp: Inputs) -> tuple[Figure, list[str]]:
 # -- ratios: ROOT rate / Parquet rate vs cluster size ------------------------------------------
 
 
-def pair_sides(config: dict) -> dict[str, list[tuple[str, str, str]]]:
-    """Pair label -> (format, variant, reader) of its ROOT and Parquet side, chosen as
-    ``tabulate.ratio_table`` chooses them (its table has no cold_verified column)."""
-    from analysis.tabulate import default_pairs
-
-    compare = config.get("compare", {})
-    readers = compare.get("readers", {"ttree": "rdf", "parquet": "pyarrow"})
-    out = {}
-    for p in compare.get("pairs") or default_pairs(config):
-        fr, fp = p.get("ttree_format", "ttree"), p.get("parquet_format", "parquet")
-        out[p.get("label") or f"{p['ttree']} vs {p['parquet']}"] = [
-            (fr, p["ttree"], readers.get(fr, readers.get("ttree"))),
-            (fp, p["parquet"], readers.get(fp, readers.get("parquet")))]
-    return out
-
-
 def ratio_unverified(config: dict, ratios: pd.DataFrame, reads: pd.DataFrame) -> np.ndarray:
     """Per ratio row: is it a cold ratio one of whose two reads was not verified cold?"""
     if "cold_verified" in ratios:
@@ -408,7 +392,7 @@ def ratio_unverified(config: dict, ratios: pd.DataFrame, reads: pd.DataFrame) ->
     if reads.empty or "cold_verified" not in reads:
         return np.zeros(len(ratios), bool)
     bad = reads[(reads["mode"] == "cold") & unverified(reads.cold_verified)]
-    sides = pair_sides(config)
+    sides = grid.pair_sides(config)
     flags = []
     for r in ratios.itertuples():
         hit = r.mode == "cold" and any(
@@ -436,7 +420,7 @@ def draw_ratios(inp: Inputs) -> tuple[Figure, list[str]]:
         return _message(title, "No read-rate ratios: no reads were measured on both sides of "
                                "any configured ROOT / Parquet pairing."), []
     r = r.assign(hollow=ratio_unverified(inp.config, r, inp.tables["reads"]))
-    pairs = _ordered(r.pair, pair_sides(inp.config))
+    pairs = _ordered(r.pair, grid.pair_sides(inp.config))
     colors = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(pairs)}
     threads = sorted(r.threads.unique())
     sels = _ordered(r.selection, _selections(inp.config))
@@ -465,7 +449,7 @@ def draw_ratios(inp: Inputs) -> tuple[Figure, list[str]]:
             if j == 0:
                 ax.set_ylabel("ROOT rate / Parquet rate")
     _figure_legend(fig, axes, r.hollow.any())
-    notes = ["readers: " + ", ".join(sorted({f"{f} {rd}" for sides in pair_sides(inp.config)
+    notes = ["readers: " + ", ".join(sorted({f"{f} {rd}" for sides in grid.pair_sides(inp.config)
                                              .values() for f, _, rd in sides}))]
     if r.cluster_size.nunique() == 1:
         notes.append(f"reads measured at one cluster size ({int(r.cluster_size.iloc[0]):,})")

@@ -103,14 +103,29 @@ def compare_reader(config: dict, fmt: str, side: str) -> str:
     return readers.get(fmt, readers.get(side, ""))
 
 
-def _pair_sides(config: dict) -> list[tuple[str, str, str]]:
-    """(format, variant, reader) of both sides of every ``compare.pairs`` entry."""
-    out = []
-    for pair in config.get("compare", {}).get("pairs") or []:
-        for side in ("ttree", "parquet"):
-            fmt = pair.get(f"{side}_format", side)
-            out.append((fmt, pair[side], compare_reader(config, fmt, side)))
-    return out
+def pairs(config: dict) -> list[dict]:
+    """The ROOT / Parquet pairings of the ratio tables, each with its ``label`` and both
+    format names: the config's ``compare.pairs``, else same-algorithm pairings of the ``ttree``
+    and ``parquet`` variants (ignoring levels, no dictionary)."""
+    def algo(v: str) -> str:
+        return v.split("+")[0].split("-")[0]
+
+    fm = config["formats"]
+    given = config.get("compare", {}).get("pairs") or [
+        {"ttree": tv, "parquet": pv}
+        for tv in fm.get("ttree", {}).get("variants", [])
+        for pv in fm.get("parquet", {}).get("variants", [])
+        if algo(tv) == algo(pv) and "+dict" not in pv]
+    return [{**p, "label": p.get("label") or f"{p['ttree']} vs {p['parquet']}",
+             "ttree_format": p.get("ttree_format", "ttree"),
+             "parquet_format": p.get("parquet_format", "parquet")} for p in given]
+
+
+def pair_sides(config: dict) -> dict[str, list[tuple[str, str, str]]]:
+    """Pair label -> (format, variant, reader) of its ROOT side and of its Parquet side."""
+    return {p["label"]: [(p[f"{side}_format"], p[side],
+                          compare_reader(config, p[f"{side}_format"], side))
+                         for side in ("ttree", "parquet")] for p in pairs(config)}
 
 
 def _read_plan(config: dict) -> dict[FileSpec, list[str]]:
@@ -126,7 +141,7 @@ def _read_plan(config: dict) -> dict[FileSpec, list[str]]:
     sizes = m.get("cluster_sizes") or config["cluster_sizes"]
     variants = m.get("variants") or {}
     compare_sizes = config.get("compare", {}).get("cluster_sizes") or []
-    sides = _pair_sides(config) if compare_sizes else []
+    sides = [s for both in pair_sides(config).values() for s in both] if compare_sizes else []
     plan: dict[FileSpec, list[str]] = {}
     for f in files(config):
         chosen = []

@@ -136,24 +136,10 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     return t.merge(extra, on=READ_KEYS)
 
 
-def default_pairs(config: dict) -> list[dict]:
-    """Same-algorithm pairings (ignoring levels, no dictionary) when the config names none."""
-    def algo(v: str) -> str:
-        return v.split("+")[0].split("-")[0]
-
-    fm = config["formats"]
-    return [{"ttree": tv, "parquet": pv, "ttree_format": "ttree", "parquet_format": "parquet"}
-            for tv in fm.get("ttree", {}).get("variants", [])
-            for pv in fm.get("parquet", {}).get("variants", [])
-            if algo(tv) == algo(pv) and "+dict" not in pv]
-
-
 def ratio_table(config: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
-    pairs = config.get("compare", {}).get("pairs") or default_pairs(config)
     rows = []
-    for pair in pairs:
-        label = pair.get("label") or f"{pair['ttree']} vs {pair['parquet']}"
-        fr, fp = pair.get("ttree_format", "ttree"), pair.get("parquet_format", "parquet")
+    for pair in grid.pairs(config):
+        label, fr, fp = pair["label"], pair["ttree_format"], pair["parquet_format"]
         r = sizes[(sizes.format == fr) & (sizes.variant == pair["ttree"])]
         q = sizes[(sizes.format == fp) & (sizes.variant == pair["parquet"])]
         m = r.merge(q, on=["sample", "cluster_size"], suffixes=("_r", "_p"))
@@ -379,7 +365,7 @@ def _format_sections(ft: pd.DataFrame) -> list[Section]:
                                       strict=True)]
     cols = {"format": ft.label, "variant": ft.variant, "normalized size": size}
     if "reader" in ft:
-        cols["reader"] = ft.reader
+        cols["reader"] = ft.reader.fillna("(size only)")  # written, but not read-measured
         if ft.threads.nunique() > 1:
             cols["threads"] = ft.threads
         for c in [c for c in ft.columns if c.endswith(("_warm_s", "_cold_s"))]:

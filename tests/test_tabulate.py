@@ -159,3 +159,18 @@ def test_mixed_versions_are_reported(tmp_path: Path) -> None:
     prov = tabulate(_config(), sizes, reads, tmp_path / "tables")
     assert prov["mixed"] == ["versions"]
     assert "WARNING: measurements mixed" in (tmp_path / "tables" / "size.md").read_text()
+
+
+def test_formats_table_names_files_that_were_only_sized() -> None:
+    """A variant written but not read-measured is a row of its own, without a 'nan' reader."""
+    from analysis.tabulate import _format_sections
+
+    ft = pd.DataFrame({"label": ["TTree", "TTree"], "variant": ["zstd-5", "lzma-1"],
+                       "cluster_size": [100, 100], "normalized_size_mean": [0.5, 0.4],
+                       "normalized_size_std": [0.01, 0.01], "reader": ["rdf", None],
+                       "threads": [1, None], "all_warm_s": [1.0, None],
+                       "all_cold_s": [1.1, None], "cold_verified": [True, None],
+                       "rss_over_baseline_mb": [100.0, None], "rss_exact": [True, None]})
+    (_, table), = _format_sections(ft)
+    assert list(table.reader) == ["rdf", "(size only)"]
+    assert "nan" not in table.to_markdown(index=False)

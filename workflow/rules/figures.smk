@@ -10,8 +10,9 @@ FIGURE_SUBCATEGORIES = {
     "memory": "Memory",
 }
 # How the figures' provenance footer names the study: the config file(s) it was run with.
+# (config_settings.config holds only --config KEY=VALUE; overwrite_config also holds the files)
 FIGURE_CONFIG_NAME = " + ".join(os.path.basename(f) for f in workflow.configfiles) + (
-    " + --config overrides" if workflow.config_settings.overwrite_config else ""
+    " + --config overrides" if workflow.config_settings.config else ""
 )
 FIGURE_FILES = [
     f"{RESULTS}/figures/{name}/{fam.stem}.{ext}"
