@@ -38,3 +38,24 @@ def test_reference_provenance_names_the_locked_versions() -> None:
         assert prov["versions"][lib] == lock[lib], lib
     assert prov["versions"]["ROOT"] == "6.40.00"
     assert prov["mixed"] == []
+
+
+def test_reference_has_every_figure_family_and_the_metadata_study() -> None:
+    from analysis import figures
+
+    for fam in figures.FAMILIES.values():
+        png = REFERENCE / "figures" / f"{fam.stem}.png"
+        assert png.stat().st_size > 10_000, png
+    for plot in ("decode_time", "metadata_size"):
+        assert (REFERENCE / "metadata" / "plots" / f"{plot}.png").stat().st_size > 10_000
+    for name in ("metadata", "slopes", "repetitions"):
+        assert not pd.read_csv(REFERENCE / "metadata" / f"{name}.csv", comment="#").empty
+    prov = json.loads((REFERENCE / "metadata" / "provenance.json").read_text())
+    assert prov["versions"]["pyarrow"] == _lock()["pyarrow"]
+
+
+def test_reference_reads_are_checked_and_memory_is_the_reads_own() -> None:
+    """Every cold read verified; every peak-memory figure from the reset high-water mark."""
+    reads = pd.read_csv(REFERENCE / "reads.csv", comment="#")
+    assert reads[reads["mode"] == "cold"].cold_verified.astype(bool).all()
+    assert reads.rss_exact.astype(bool).all() and (reads.rss_over_baseline_mb > 0).all()
