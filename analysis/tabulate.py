@@ -269,7 +269,8 @@ def write_doc(title: str, sections: list[Section], path: Path, prov_lines: list[
         md += [f"## {heading}", ""]
         html.append(f"<h2>{escape(heading)}</h2>")
         if isinstance(body, pd.DataFrame):
-            md.append(body.to_markdown(index=False))
+            # a cell nothing was measured for is empty, not "nan"
+            md.append(body.astype(object).where(body.notna(), "").to_markdown(index=False))
             html.append(body.to_html(index=False, na_rep="", border=0, classes="hepfmt"))
         else:
             md.append(body)

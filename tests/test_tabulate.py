@@ -174,3 +174,13 @@ def test_formats_table_names_files_that_were_only_sized() -> None:
     (_, table), = _format_sections(ft)
     assert list(table.reader) == ["rdf", "(size only)"]
     assert "nan" not in table.to_markdown(index=False)
+
+
+def test_table_documents_leave_unmeasured_cells_empty(tmp_path: Path) -> None:
+    from analysis.tabulate import write_doc
+
+    df = pd.DataFrame({"implementation": ["uproot", "pyarrow"], "1000 columns": [1.5, 2.5],
+                       "10000 columns": [None, 3.5]})
+    write_doc("t", [("widths", df)], tmp_path / "t.md", ["generated: now"])
+    for name in ("t.md", "t.html"):
+        assert not re.search(r"\bnan\b", (tmp_path / name).read_text(), re.I), name
