@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
@@ -154,7 +155,8 @@ def cmd_metadata_tabulate(a: argparse.Namespace) -> None:
     from analysis import metaplots, metatables
 
     df = metatables.tabulate(cfg.load(a.config), a.timings, a.output, a.provenance)
-    metaplots.plot(df, a.plots or a.output)
+    prov = json.loads(Path(a.provenance or Path(a.output) / "provenance.json").read_text())
+    metaplots.plot(df, a.plots or a.output, prov, a.config_name)
 
 
 def cmd_metadata_build_helper(a: argparse.Namespace) -> None:
@@ -208,6 +210,7 @@ def _metadata_parser(sub) -> None:
     g.add_argument("-o", "--output", required=True, help="output directory for tables")
     g.add_argument("--plots", help="output directory for plots (default: -o)")
     g.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
+    g.add_argument("--config-name", help="how the plots' footer names the config")
     g.set_defaults(func=cmd_metadata_tabulate)
 
 

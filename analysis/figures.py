@@ -10,7 +10,7 @@ CMS-like style.
 Families (``FAMILIES``): ``size`` (normalised size vs cluster size per codec family), ``ratios``
 (ROOT / Parquet read-rate ratio vs cluster size), ``tradeoff`` (size vs read time with the Pareto
 front), ``groups`` (compressed bytes per event by branch group) and ``memory`` (peak memory per
-reader). The metadata-cost plots are ``metaplots``'.
+reader). The metadata-cost plots are ``metaplots``', drawn through :func:`render` too.
 
 A study may lack pieces (no reads measured, one cluster size, one sample): a figure then says
 what is missing instead of failing, since the report must still build. A cold read whose
@@ -728,14 +728,22 @@ def load_inputs(name: str, tables_dir: str | Path, provenance: str | Path,
     return Inputs(tables, read_provenance(provenance), cfg.load(config), config_name)
 
 
+def render(draw_fn: Callable[[], tuple[Figure, list[str]]], footer: str,
+           stem: str | Path) -> list[Path]:
+    """Every figure of hepfmt (the study's and the metadata study's) drawn the same way: in
+    the house style, with its provenance footer and notes, as PNG and PDF at ``stem``."""
+    with rc_context(_style()):
+        fig, notes = draw_fn()
+        _footer(fig, [footer, *(f"note: {n}" for n in notes)])
+        return _save(fig, Path(stem))
+
+
 def draw(name: str, inputs: Inputs, out_dir: str | Path) -> list[Path]:
     """One family's figure, PNG and PDF, into ``out_dir``, with its provenance footer."""
     fam = family(name)
-    with rc_context(_style()):
-        fig, notes = fam.draw(inputs)
-        _footer(fig, [provenance_footer(inputs.provenance, inputs.config_name),
-                      *(f"note: {n}" for n in notes)])
-        return _save(fig, Path(out_dir) / fam.stem)
+    return render(lambda: fam.draw(inputs),
+                  provenance_footer(inputs.provenance, inputs.config_name),
+                  Path(out_dir) / fam.stem)
 
 
 def make(name: str, tables_dir: str | Path, provenance: str | Path, config: str | Path,

@@ -14,9 +14,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no display, no global figure state
 
-from analysis.atomic import atomic_path
+from analysis.figures import provenance_footer, render
 
-FORMATS = ("png", "pdf")
 COLORS = {"pyarrow": "tab:blue", "arrow-rs": "tab:green", "arrow-rs+page-index": "tab:olive",
           "root-ttree": "tab:red", "root-rntuple": "tab:purple", "uproot-ttree": "tab:orange",
           "uproot-rntuple": "tab:brown"}
@@ -27,16 +26,6 @@ LAYOUT_COLORS = {"parquet-none": "tab:cyan", "parquet-chunk": "tab:blue",
 
 def _label(impl: str, stats: str) -> str:
     return impl if stats == "-" else f"{impl} ({stats} stats)"
-
-
-def _save(fig, stem: Path) -> list[Path]:
-    out = []
-    for fmt in FORMATS:
-        target = stem.with_suffix(f".{fmt}")
-        with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=fmt, bbox_inches="tight")
-        out.append(target)
-    return out
 
 
 def _panels(df: pd.DataFrame) -> list[str]:
@@ -52,7 +41,7 @@ def _panel_data(df: pd.DataFrame, panel: str) -> pd.DataFrame:
     return df[df.dataset == panel] if panel.startswith("nanoaod-") else df[df.type == panel]
 
 
-def decode_time(df: pd.DataFrame, stem: str | Path) -> list[Path]:
+def decode_time(df: pd.DataFrame) -> tuple[Figure, list[str]]:
     """Rows: memory, disk; columns: float32, string, NanoAOD sample(s)."""
     panels = _panels(df)
     modes = [m for m in ("memory", "disk") if m in set(df["mode"])]
@@ -85,10 +74,11 @@ def decode_time(df: pd.DataFrame, stem: str | Path) -> list[Path]:
             handles.setdefault(lab, h)
     fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=4,
                fontsize="small")
-    return _save(fig, Path(stem))
+    return fig, ["from memory: the metadata bytes were loaded first, only the decode is timed; "
+                 "from disk: the decoder opens the page-cached file"]
 
 
-def metadata_size(df: pd.DataFrame, stem: str | Path) -> list[Path]:
+def metadata_size(df: pd.DataFrame) -> tuple[Figure, list[str]]:
     """Bytes of metadata per layout as stored; ROOT's uncompressed (dotted) and Parquet's page
     index (dashed) apart."""
     panels = _panels(df)
@@ -119,11 +109,14 @@ def metadata_size(df: pd.DataFrame, stem: str | Path) -> list[Path]:
         if c == 0:
             ax.set_ylabel("metadata bytes (as stored)")
         ax.legend(fontsize="small")
-    return _save(fig, Path(stem))
+    return fig, ["ROOT compresses its metadata: 'as stored' is what a reader fetches"]
 
 
-def plot(df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
-    """Both figures, PNG and PDF, into ``out_dir``."""
+def plot(df: pd.DataFrame, out_dir: str | Path, provenance: dict,
+         config_name: str | None = None) -> list[Path]:
+    """Both figures, PNG and PDF, into ``out_dir``, each with the study's provenance footer."""
     out = Path(out_dir)
     base = df[~df.implementation.str.endswith("+page-index")]
-    return decode_time(df, out / "decode_time") + metadata_size(base, out / "metadata_size")
+    footer = provenance_footer(provenance, config_name)
+    return (render(lambda: decode_time(df), footer, out / "decode_time")
+            + render(lambda: metadata_size(base), footer, out / "metadata_size"))

@@ -336,16 +336,28 @@ def test_tables_refuse_an_incomplete_timing(tmp_path):
     assert not (tmp_path / "tables" / "metadata.csv").exists()
 
 
-def test_plots_are_written(tmp_path):
+def test_plots_are_written(tmp_path, monkeypatch):
     from analysis import metaplots
 
     files = [_timing(tmp_path, n, "ttree", "root-ttree", n * 1e-6, 50 * n) for n in (10, 100)]
     df = metatables.load(files)[0]
     df["ratio_to_pyarrow"] = np.nan
-    out = metaplots.plot(df, tmp_path / "plots")
+    prov = {"hepfmt_commit": "abc1234", "versions": {"ROOT": "6.40.00", "pyarrow": "26.0.1"},
+            "machine": {"cpu": "test cpu", "cores": 2}, "date": "2026-11-23",
+            "config_hash": "h"}
+    footers = []
+    real_render = metaplots.render
+
+    def render(draw_fn, footer, stem):  # drawn like every other figure, footer recorded
+        footers.append(footer)
+        return real_render(draw_fn, footer, stem)
+
+    monkeypatch.setattr(metaplots, "render", render)
+    out = metaplots.plot(df, tmp_path / "plots", prov, "default.yaml")
     assert sorted(p.name for p in out) == ["decode_time.pdf", "decode_time.png",
                                            "metadata_size.pdf", "metadata_size.png"]
     assert all(p.stat().st_size > 1000 for p in out)
+    assert len(footers) == 2 and all("abc1234" in f and "default.yaml" in f for f in footers)
 
 
 # --- the grid and the workflow ----------------------------------------------------------------

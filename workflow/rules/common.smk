@@ -20,6 +20,12 @@ localrules:
 
 
 
+# How every figure's provenance footer names the study: the config file(s) it was run with.
+# (config_settings.config holds only --config KEY=VALUE; overwrite_config also holds the files)
+_OVERRIDES = " + --config overrides" if workflow.config_settings.config else ""
+CONFIG_NAME = f"{' + '.join(os.path.basename(f) for f in workflow.configfiles)}{_OVERRIDES}"
+
+
 wildcard_constraints:
     sample=r"[A-Za-z0-9_]+",
     format=r"[a-z0-9_]+",

@@ -9,11 +9,6 @@ FIGURE_SUBCATEGORIES = {
     "tradeoff": "Read speed",
     "memory": "Memory",
 }
-# How the figures' provenance footer names the study: the config file(s) it was run with.
-# (config_settings.config holds only --config KEY=VALUE; overwrite_config also holds the files)
-FIGURE_CONFIG_NAME = " + ".join(os.path.basename(f) for f in workflow.configfiles) + (
-    " + --config overrides" if workflow.config_settings.config else ""
-)
 FIGURE_FILES = [
     f"{RESULTS}/figures/{name}/{fam.stem}.{ext}"
     for name, fam in figures.FAMILIES.items()
@@ -42,7 +37,7 @@ for _family, _figure in figures.FAMILIES.items():
             family=_family,
             tables=lambda wc, input: os.path.dirname(input.tables[0]),
             out=lambda wc, output: os.path.dirname(output.png),
-            config_name=FIGURE_CONFIG_NAME,
+            config_name=CONFIG_NAME,
         log:
             f"{RESULTS}/logs/figures/{_family}.log",
         localrule: True

@@ -130,6 +130,7 @@ rule metadata_tabulate:
     params:
         tables=lambda wc, output: os.path.dirname(output.tables[0]),
         plots=lambda wc, output: os.path.dirname(output.plots[0]),
+        config_name=CONFIG_NAME,
     log:
         f"{RESULTS}/logs/metadata/tabulate.log",
     threads: 1
@@ -140,7 +141,8 @@ rule metadata_tabulate:
         "../../envs/arrow.yaml"
     shell:
         "hepfmt metadata tabulate --config {input.config} --timings {input.timings} "
-        "-o {params.tables} --plots {params.plots} --provenance {output.provenance} > {log} 2>&1"
+        "-o {params.tables} --plots {params.plots} --provenance {output.provenance} "
+        "--config-name {params.config_name:q} > {log} 2>&1"
 
 
 rule metadata:
