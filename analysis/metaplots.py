@@ -28,6 +28,15 @@ def _label(impl: str, stats: str) -> str:
     return impl if stats == "-" else f"{impl} ({stats} stats)"
 
 
+def _legend(fig: Figure, axes) -> None:
+    """One legend for all panels, beside them (below, it would cover the provenance footer)."""
+    handles: dict[str, object] = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    fig.legend(handles.values(), handles.keys(), loc="outside right upper", fontsize="small")
+
+
 def _panels(df: pd.DataFrame) -> list[str]:
     synthetic = sorted(df[df.type != "nanoaod"].type.unique())
     return synthetic + sorted(df[df.type == "nanoaod"].dataset.unique())
@@ -68,12 +77,7 @@ def decode_time(df: pd.DataFrame) -> tuple[Figure, list[str]]:
             ax.grid(True, which="both", alpha=0.3)
             if c == 0:
                 ax.set_ylabel("metadata decode time (ms, median, IQR bars)")
-    handles: dict[str, object] = {}
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-    # beside the panels: below them it would collide with the provenance footer
-    fig.legend(handles.values(), handles.keys(), loc="outside right upper", fontsize="small")
+    _legend(fig, axes)
     return fig, ["from memory: the metadata bytes were loaded first, only the decode is timed; "
                  "from disk: the decoder opens the page-cached file"]
 
@@ -108,7 +112,7 @@ def metadata_size(df: pd.DataFrame) -> tuple[Figure, list[str]]:
         ax.grid(True, which="both", alpha=0.3)
         if c == 0:
             ax.set_ylabel("metadata bytes (as stored)")
-        ax.legend(fontsize="small")
+    _legend(fig, axes)
     return fig, ["ROOT compresses its metadata: 'as stored' is what a reader fetches"]
 
 
