@@ -24,7 +24,8 @@ from analysis import grid  # noqa: E402  (the package every rule calls; also nam
 grid.check(config)
 RESULTS = config["results"]
 FILES = grid.files(config)
-MEASURED = grid.measured(config)
+READ_PLAN = grid.read_plan(config)  # file -> its readers
+MEASURED = list(READ_PLAN)
 
 
 include: "workflow/rules/common.smk"

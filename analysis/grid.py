@@ -93,13 +93,9 @@ def files(config: dict) -> list[FileSpec]:
             for n in config["cluster_sizes"]]
 
 
-def _compare_readers(config: dict) -> dict[str, str]:
-    return config.get("compare", {}).get("readers") or {"ttree": "rdf", "parquet": "pyarrow"}
-
-
 def compare_reader(config: dict, fmt: str, side: str) -> str:
     """The reader that stands for format ``fmt`` (the ``side`` of a pair) in the ratios."""
-    readers = _compare_readers(config)
+    readers = config.get("compare", {}).get("readers") or {"ttree": "rdf", "parquet": "pyarrow"}
     return readers.get(fmt, readers.get(side, ""))
 
 
@@ -128,7 +124,7 @@ def pair_sides(config: dict) -> dict[str, list[tuple[str, str, str]]]:
                          for side in ("ttree", "parquet")] for p in pairs(config)}
 
 
-def _read_plan(config: dict) -> dict[FileSpec, list[str]]:
+def read_plan(config: dict) -> dict[FileSpec, list[str]]:
     """Every read-measured file with its readers, in grid order.
 
     Two sub-grids, because reads cost far more than sizes: ``measure`` (``cluster_sizes`` and
@@ -157,17 +153,17 @@ def _read_plan(config: dict) -> dict[FileSpec, list[str]]:
 
 
 def measured(config: dict) -> list[FileSpec]:
-    """The files whose reads are timed (see :func:`_read_plan`)."""
-    return list(_read_plan(config))
+    """The files whose reads are timed (see :func:`read_plan`)."""
+    return list(read_plan(config))
 
 
-def file_readers(config: dict, fmt: str, variant: str, cluster_size: int) -> list[str]:
-    """The readers timed on one file of the read plan."""
-    for f, names in _read_plan(config).items():
-        if (f.format, f.variant, f.cluster_size) == (fmt, variant, cluster_size):
-            return names
-    raise ConfigError(f"formats.{fmt}", f"{variant} at cluster size {cluster_size} is not "
-                                        "read-measured (measure and compare.cluster_sizes)")
+def file_readers(plan: dict[FileSpec, list[str]], spec: FileSpec) -> list[str]:
+    """The readers timed on one file of a :func:`read_plan` (computed once per workflow)."""
+    if spec not in plan:
+        raise ConfigError(f"formats.{spec.format}", f"{spec.variant} at cluster size "
+                          f"{spec.cluster_size} is not read-measured (measure and "
+                          "compare.cluster_sizes)")
+    return plan[spec]
 
 
 def check(config: dict) -> None:

@@ -13,7 +13,7 @@ import yaml
 
 from analysis import config as cfg
 from analysis.errors import ConfigError, InputError
-from analysis.grid import file_readers, files, measured
+from analysis.grid import file_readers, files, measured, read_plan, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,13 +99,18 @@ def test_compare_pairs_add_their_reader_at_their_cluster_sizes() -> None:
     small = {(fmt, v) for s, fmt, v, n in plan if n == 500 and s == "DYJetsToLL"}
     assert small == {("ttree", "none"), ("parquet", "none"), ("ttree", "zstd-5"),
                      ("parquet", "zstd-3")}
-    assert file_readers(c, "ttree", "zstd-5", 500) == ["rdf"]
-    assert file_readers(c, "parquet", "zstd-3", 1500) == ["pyarrow"]  # pair only
-    assert file_readers(c, "ttree", "none", 1500) == ["rdf", "uproot"]  # both grids
+    rp = read_plan(c)
+
+    def readers_of(fmt: str, variant: str, n: int) -> list[str]:
+        return file_readers(rp, spec(c, "DYJetsToLL", fmt, variant, n))
+
+    assert readers_of("ttree", "zstd-5", 500) == ["rdf"]
+    assert readers_of("parquet", "zstd-3", 1500) == ["pyarrow"]  # pair only
+    assert readers_of("ttree", "none", 1500) == ["rdf", "uproot"]  # both grids
     assert ("DYJetsToLL", "parquet_bss", "zstd-3", 1500) in plan
     assert ("DYJetsToLL", "parquet_bss", "zstd-3", 500) not in plan
     with pytest.raises(ConfigError, match="not read-measured"):
-        file_readers(c, "parquet_bss", "zstd-3", 500)
+        readers_of("parquet_bss", "zstd-3", 500)
 
 
 def test_real_file_samples_are_accepted(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ rule measure:
         f"{RESULTS}/measurements/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.json",
     params:
         readers=lambda wc: ",".join(
-            grid.file_readers(config, wc.format, wc.variant, int(wc.cluster))
+            grid.file_readers(
+                READ_PLAN, grid.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
+            )
         ),
         adapter=lambda wc: grid.adapter(config, wc.format),
         selections=selection_args(),
