@@ -19,12 +19,12 @@ validate(config, "workflow/schemas/config.schema.yaml")
 # snakemake --report results/report.html: every figure and table, with captions
 report: "workflow/report/workflow.rst"
 
-from analysis import grid  # noqa: E402  (the package every rule calls; also names every path)
+from analysis.plan import study  # noqa: E402  (the package every rule calls; also names every path)
 
-grid.check(config)
+study.check(config)
 RESULTS = config["results"]
-FILES = grid.files(config)
-READ_PLAN = grid.read_plan(config)  # file -> its readers
+FILES = study.files(config)
+READ_PLAN = study.read_plan(config)  # file -> its readers
 MEASURED = list(READ_PLAN)
 
 

@@ -4,7 +4,8 @@ A checksum is ``(count, sum)``: the number of values and the sum of their bit pa
 unsigned integers of the value's own width, widened to 64 bits, modulo 2**64 (a bool is 0/1).
 Integer arithmetic is exact and independent of summation order, so a C++ loop in ROOT, numpy in
 pyarrow's reader and uproot all agree bit for bit; a float sum would not. Touching every value is
-also what makes a "read" honest: nothing can be skipped lazily.
+also what makes a "read" honest: nothing can be skipped lazily. The ROOT readers' C++ twin of
+this definition is ``analysis/formats/root/cxx/checksum.hxx``.
 """
 
 from __future__ import annotations
@@ -33,28 +34,3 @@ def merge(a: Checksum, b: Checksum) -> Checksum:
 
 def fmt(c: Checksum) -> str:
     return f"{c[0]}:{c[1]:016x}"
-
-
-#: The same definition in C++ for ROOT readers (declared once per process with cling).
-CPP = r"""
-#include <cstring>
-#include <cstdint>
-#include <ROOT/RVec.hxx>
-namespace hepfmt {
-struct Ck { ULong64_t n = 0; ULong64_t s = 0; };
-template <typename T> inline ULong64_t bits(T x) {
-  if constexpr (std::is_same_v<T, bool>) { return x ? 1 : 0; }
-  else if constexpr (sizeof(T) == 1) { uint8_t u; std::memcpy(&u, &x, 1); return u; }
-  else if constexpr (sizeof(T) == 2) { uint16_t u; std::memcpy(&u, &x, 2); return u; }
-  else if constexpr (sizeof(T) == 4) { uint32_t u; std::memcpy(&u, &x, 4); return u; }
-  else { uint64_t u; std::memcpy(&u, &x, 8); return u; }
-}
-template <typename T> inline void add(Ck &c, const T &x) { c.n += 1; c.s += bits(x); }
-template <typename T> inline void add(Ck &c, const ROOT::RVec<T> &v) {
-  c.n += v.size(); for (const auto &x : v) c.s += bits<T>(x);
-}
-inline void merge(std::vector<Ck> &v) {
-  for (std::size_t i = 1; i < v.size(); ++i) { v[0].n += v[i].n; v[0].s += v[i].s; }
-}
-}
-"""

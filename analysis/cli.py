@@ -29,9 +29,9 @@ def _selection(text: str) -> tuple[str, list[str] | str]:
 
 
 def cmd_generate(a: argparse.Namespace) -> None:
-    from analysis.generate import generate
-    from analysis.model import load_model
-    from analysis.source import write_sidecar
+    from analysis.samples.generate import generate
+    from analysis.samples.model import load_model
+    from analysis.samples.source import write_sidecar
 
     model = load_model(a.model)
     t0 = time.perf_counter()
@@ -44,8 +44,8 @@ def cmd_generate(a: argparse.Namespace) -> None:
 
 
 def cmd_import(a: argparse.Namespace) -> None:
-    from analysis.importer import import_tree
-    from analysis.source import write_sidecar
+    from analysis.samples.importer import import_tree
+    from analysis.samples.source import write_sidecar
 
     schema = import_tree(a.file, a.tree, a.output)
     write_sidecar(a.output, schema, a.sample or Path(a.output).stem, process="real",
@@ -54,7 +54,7 @@ def cmd_import(a: argparse.Namespace) -> None:
 
 def cmd_schema_extract(a: argparse.Namespace) -> None:
     from analysis.atomic import atomic_path
-    from analysis.model import extract
+    from analysis.samples.model import extract
 
     model = extract(a.file, a.tree)
     with atomic_path(a.output) as tmp:
@@ -65,8 +65,8 @@ def cmd_schema_extract(a: argparse.Namespace) -> None:
 
 
 def cmd_validate_model(a: argparse.Namespace) -> None:
-    from analysis.fidelity import compare, report
-    from analysis.model import load_model
+    from analysis.measure.fidelity import compare, report
+    from analysis.samples.model import load_model
 
     model = load_model(a.model)
     text = report(compare(a.file, model, a.tree, a.seed), a.file, model.origin)
@@ -77,14 +77,14 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
 
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis import formats
-    from analysis.size import write_size_record
+    from analysis.measure.sizes import write_size_record
 
     fmt = formats.get(a.format)
     variant = fmt.variant(a.variant, "--variant")
     options = dict(a.option)
     unknown = sorted(set(options) - fmt.options) if fmt.options is not None else []
     if unknown:
-        raise ConfigError("--option", f"{fmt.name} has no writer option {unknown[0]!r}; "
+        raise ConfigError("--option", f"{a.format} has no writer option {unknown[0]!r}; "
                                       f"known: {sorted(fmt.options)}")
     fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
     if a.size_output:
@@ -93,7 +93,7 @@ def cmd_convert(a: argparse.Namespace) -> None:
 
 
 def cmd_measure(a: argparse.Namespace) -> None:
-    from analysis.measure import measure_file
+    from analysis.measure.reads import measure_file
 
     if a.repetitions < 5:
         raise ConfigError("--repetitions", "at least 5 repetitions are required")
@@ -107,22 +107,22 @@ def cmd_measure(a: argparse.Namespace) -> None:
 
 
 def cmd_tabulate(a: argparse.Namespace) -> None:
-    from analysis import config as cfg
-    from analysis.tabulate import tabulate
+    from analysis.plan import config as cfg
+    from analysis.report.tables import tabulate
 
     tabulate(cfg.load(a.config), a.sizes, a.reads, a.output, a.provenance)
 
 
 def cmd_figure(a: argparse.Namespace) -> None:
-    from analysis.figures import make
+    from analysis.report.figures import make
 
     for path in make(a.family, a.tables, a.provenance, a.config, a.output, a.config_name):
         print(f"wrote {path}", file=sys.stderr)
 
 
 def cmd_check_config(a: argparse.Namespace) -> None:
-    from analysis import config as cfg
-    from analysis.grid import files, measured
+    from analysis.plan import config as cfg
+    from analysis.plan.study import files, measured
 
     c = cfg.load(a.config)
     print(f"{a.config}: valid; {len(c['samples'])} samples, {len(files(c))} files to write, "
@@ -130,8 +130,9 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
 
 def cmd_metadata_write(a: argparse.Namespace) -> None:
-    from analysis import formats, widefiles
+    from analysis import formats
     from analysis.atomic import write_json
+    from analysis.metastudy import widefiles
     from analysis.provenance import collect
 
     layout = widefiles.Layout.parse(a.layout)
@@ -143,24 +144,23 @@ def cmd_metadata_write(a: argparse.Namespace) -> None:
 
 
 def cmd_metadata_time(a: argparse.Namespace) -> None:
-    from analysis.metadata import load_layout, time_file
-    from analysis.rusthelper import binary_from
+    from analysis.metastudy.decode import load_layout, time_file
+    from analysis.metastudy.rusthelper import binary_from
 
     time_file(a.file, load_layout(a.layout), a.implementations.split(","), a.repetitions,
               a.budget, a.output, binary_from(a.rust_helper), a.timeout)
 
 
 def cmd_metadata_tabulate(a: argparse.Namespace) -> None:
-    from analysis import config as cfg
-    from analysis import metaplots, metatables
-
-    df = metatables.tabulate(cfg.load(a.config), a.timings, a.output, a.provenance)
+    from analysis.metastudy import plots, tables
+    from analysis.plan import config as cfg
+    df = tables.tabulate(cfg.load(a.config), a.timings, a.output, a.provenance)
     prov = json.loads(Path(a.provenance or Path(a.output) / "provenance.json").read_text())
-    metaplots.plot(df, a.plots or a.output, prov, a.config_name)
+    plots.plot(df, a.plots or a.output, prov, a.config_name)
 
 
 def cmd_metadata_build_helper(a: argparse.Namespace) -> None:
-    from analysis.rusthelper import build
+    from analysis.metastudy.rusthelper import build
 
     doc = build(a.output)
     print(f"arrow-rs helper: {doc.get('binary') or 'not available: ' + doc['reason']}",

@@ -35,21 +35,21 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def source_meta(source: Path) -> dict:
-    from analysis.source import read_source_meta
+    from analysis.samples.source import read_source_meta
 
     return read_source_meta(source)
 
 
 @pytest.fixture(scope="session")
 def schema(source_meta: dict):
-    from analysis.source import schema_of
+    from analysis.samples.source import schema_of
 
     return schema_of(source_meta)
 
 
 @pytest.fixture(scope="session")
 def source_table(source: Path) -> pa.Table:
-    from analysis.source import open_source
+    from analysis.samples.source import open_source
 
     return open_source(source).read_all()
 
@@ -73,7 +73,7 @@ def written(source: Path, tmp_path_factory: pytest.TempPathFactory):
             fmt = formats.get(format_name)
             tag = "".join(f"_{k}-{v}" for k, v in key[2])
             # the format in the name: TTree and RNTuple share the extension
-            out = root / f"{format_name}_{variant}{tag}.{fmt.extension}"
+            out = root / f"{format_name}_{variant}{tag}.{formats.extension(format_name)}"
             fmt.write(source, out, fmt.variant(variant), CLUSTER_SIZE, dict(options))
             cache[key] = out
         return cache[key]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.cache import evict, resident_pages
+from analysis.measure.pagecache import evict, resident_pages
 
 NO_EVICTION_FS = {"tmpfs", "ramfs"}
 

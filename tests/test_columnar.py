@@ -78,7 +78,7 @@ def test_lance_refuses_format_2_0(source, tmp_path):
     ("vortex", "compact-9")])
 def test_levels_a_format_cannot_take_are_refused(source, tmp_path, fmt, variant):
     f = formats.get(fmt)
-    out = tmp_path / f"x.{f.extension}"
+    out = tmp_path / f"x.{formats.extension(fmt)}"
     with pytest.raises(ConfigError, match=variant):
         f.write(source, out, f.variant(variant), 250, {})
     assert not out.exists()
@@ -121,7 +121,7 @@ def test_truncated_file_names_the_file(written, tmp_path, fmt):
 @pytest.mark.parametrize("fmt", NEWER)
 def test_foreign_file_names_the_file(tmp_path, fmt):
     """A file of another kind under the format's extension (here: text)."""
-    bad = tmp_path / f"foreign.{formats.get(fmt).extension}"
+    bad = tmp_path / f"foreign.{formats.extension(fmt)}"
     bad.write_text("not a columnar file\n" * 100)
     with pytest.raises(InputError, match="foreign"):
         formats.get(fmt).describe(bad)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analysis import config as cfg
 from analysis.errors import ConfigError, InputError
-from analysis.grid import file_readers, files, measured, read_plan, spec
+from analysis.plan import config as cfg
+from analysis.plan.study import file_readers, files, measured, read_plan, spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

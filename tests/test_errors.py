@@ -12,8 +12,8 @@ import pytest
 from analysis import formats
 from analysis.cli import main
 from analysis.errors import InputError, VerificationError
-from analysis.schema import Schema
-from analysis.source import open_source, read_source_meta
+from analysis.samples.schema import Schema
+from analysis.samples.source import open_source, read_source_meta
 
 # ROOT reports its recovery attempt on a truncated file as a Python warning; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:no keys recovered:RuntimeWarning")
@@ -24,7 +24,7 @@ PLAIN = {"vortex": "default"}
 
 
 def _ext(fmt: str) -> str:
-    return formats.get(fmt).extension
+    return formats.extension(fmt)
 
 
 def _truncated(src: Path, dst: Path) -> Path:
@@ -179,7 +179,7 @@ def test_failed_write_leaves_nothing(tmp_path, source, fmt, options):
     nor a temporary file is left for Snakemake to mistake for a result."""
     f = formats.get(fmt)
     outdir = tmp_path / "out"
-    out = outdir / f"sample.{f.extension}"
+    out = outdir / f"sample.{formats.extension(fmt)}"
     with pytest.raises(VerificationError) as exc:
         f.write(source, out, f.variant("none"), 250, options)
     assert str(out) in str(exc.value)

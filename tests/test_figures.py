@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from analysis import figures, grid
 from analysis.cli import main
-from analysis.config import validate
-from analysis.tabulate import tabulate
+from analysis.plan import study as grid
+from analysis.plan.config import validate
+from analysis.report import figures
+from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00",
         "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00", "uproot": "5.7.7"},

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import formats
-from analysis.codecs import Variant
+from analysis.codec import Variant
 from analysis.formats.parquet import writer_options
-from analysis.source import to_column
+from analysis.samples.source import to_column
 
 #: Variants written per format; every registered format must have some.
 VARIANTS = {

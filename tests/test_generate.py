@@ -8,11 +8,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import analysis.generate as gen
+import analysis.samples.generate as gen
 from analysis.errors import ConfigError
-from analysis.model import Model, default_model, round_mantissa
-from analysis.processes import PROCESSES
-from analysis.source import open_source, to_column
+from analysis.samples.model import Model, default_model, round_mantissa
+from analysis.samples.processes import PROCESSES
+from analysis.samples.source import open_source, to_column
 
 MODEL = default_model()
 SMALL = MODEL.subset(["Jet_pt", "Jet_eta", "HLT_IsoMu24", "event"])

@@ -24,11 +24,12 @@ import pytest
 import uproot
 import yaml
 
-from analysis import metabytes, metadata, metagrid, metatables, widefiles
-from analysis.codecs import Variant
-from analysis.config import validate
+from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.rusthelper import BINARY
+from analysis.metastudy import decode, metabytes, tables, widefiles
+from analysis.metastudy.rusthelper import BINARY
+from analysis.plan import metagrid
+from analysis.plan.config import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUTS = ["parquet-none", "parquet-chunk", "parquet-page", "ttree", "rntuple"]
@@ -193,16 +194,16 @@ def test_repeat_times_only_the_call_and_checks_every_result():
         return (3, 4)
 
     time.sleep(0.2)  # "loading" before repeat() is never part of its figures
-    out = metadata.repeat({"memory": decode}, (3, 4), 7, 10.0, "x")
+    out = decode.repeat({"memory": decode}, (3, 4), 7, 10.0, "x")
     assert len(out["memory"]["wall_s"]) == 7 == slow_setup["n"]
     assert max(out["memory"]["wall_s"]) < 0.01
     with pytest.raises(VerificationError, match=r"\(3, 5\)"):
-        metadata.repeat({"memory": lambda: (3, 5)}, (3, 4), 5, 10.0, "x")
+        decode.repeat({"memory": lambda: (3, 5)}, (3, 4), 5, 10.0, "x")
 
 
 def test_repeat_stops_at_the_budget_but_never_below_five():
-    out = metadata.repeat({"m": lambda: (time.sleep(0.02), (1, 1))[1]}, (1, 1), 100, 0.0, "x")
-    assert len(out["m"]["wall_s"]) == metadata.MIN_REPETITIONS
+    out = decode.repeat({"m": lambda: (time.sleep(0.02), (1, 1))[1]}, (1, 1), 100, 0.0, "x")
+    assert len(out["m"]["wall_s"]) == decode.MIN_REPETITIONS
 
 
 def test_slow_loading_and_preparing_are_not_timed(tmp_path, monkeypatch):
@@ -210,22 +211,22 @@ def test_slow_loading_and_preparing_are_not_timed(tmp_path, monkeypatch):
     must come out in microseconds: run_decoder times the decode and nothing else."""
     path = tmp_path / "f.bin"
     path.write_bytes(b"x" * 100)
-    fake = metadata.Decoder("fake", "parquet", "none", lambda: time.sleep(0.2),
+    fake = decode.Decoder("fake", "parquet", "none", lambda: time.sleep(0.2),
                             lambda data: (time.sleep(0.2), data)[1],
                             lambda data: (len(data), 1), lambda p: (Path(p).stat().st_size, 1))
-    monkeypatch.setitem(metadata.DECODERS, "fake", fake)
-    res = metadata.run_decoder(metadata.TimingSpec(str(path), "fake", 100, 1, 5, 10.0))
-    for mode in metadata.MODES:
+    monkeypatch.setitem(decode.DECODERS, "fake", fake)
+    res = decode.run_decoder(decode.TimingSpec(str(path), "fake", 100, 1, 5, 10.0))
+    for mode in decode.MODES:
         assert len(res[mode]["wall_s"]) == 5
         assert max(res[mode]["wall_s"]) < 0.01, mode
         assert res[mode]["resident_fraction"] == 1.0
 
 
-@pytest.mark.parametrize("impl", sorted(metadata.DECODERS))
+@pytest.mark.parametrize("impl", sorted(decode.DECODERS))
 def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
     """Each decoder is handed the loaded bytes; the file is gone before it decodes, and a tiny
     file decodes in far less time than a process start or an import."""
-    dec = metadata.DECODERS[impl]
+    dec = decode.DECODERS[impl]
     src, _ = wide("float32", "parquet-page" if dec.format == "parquet" else dec.format)
     copy = tmp_path / src.name
     copy.write_bytes(src.read_bytes())
@@ -233,7 +234,7 @@ def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
     loaded = dec.load(copy.read_bytes())
     copy.unlink()
     dec.memory(loaded)  # first call: lazy imports and JIT, as the untimed warm-up
-    out = metadata.repeat({"memory": lambda: dec.memory(loaded)},
+    out = decode.repeat({"memory": lambda: dec.memory(loaded)},
                           (COLUMNS, GROUPS * ROWS), 5, 10.0, impl)
     assert np.median(out["memory"]["wall_s"]) < (0.05 if impl.startswith("uproot") else 0.01)
 
@@ -241,7 +242,7 @@ def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
 def test_time_file_runs_each_implementation_in_a_fresh_process(wide, tmp_path):
     path, record = wide("string", "rntuple")
     out = tmp_path / "t.json"
-    doc = metadata.time_file(path, record, ["root-rntuple"], 5, 10.0, out)
+    doc = decode.time_file(path, record, ["root-rntuple"], 5, 10.0, out)
     assert json.loads(out.read_text()) == doc
     rows = {(t["implementation"], t["mode"]): t for t in doc["timings"]}
     assert set(rows) == {("root-rntuple", "memory"), ("root-rntuple", "disk")}
@@ -257,16 +258,16 @@ def test_failed_timing_leaves_no_result(wide, tmp_path):
     bad.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     out = tmp_path / "t.json"
     with pytest.raises(VerificationError, match=re.escape("cut.root")):
-        metadata.time_file(bad, record, ["root-ttree"], 5, 10.0, out)
+        decode.time_file(bad, record, ["root-ttree"], 5, 10.0, out)
     assert not out.exists()
     with pytest.raises(VerificationError, match="does not read"):
-        metadata.time_file(path, record, ["pyarrow"], 5, 10.0, out)
+        decode.time_file(path, record, ["pyarrow"], 5, 10.0, out)
 
 
 @pytest.mark.skipif(not BINARY.exists(), reason="Rust helper not built (optional)")
 def test_rust_helper_times_footer_and_page_index(wide, tmp_path):
     path, record = wide("float32", "parquet-page")
-    doc = metadata.time_file(path, record, ["arrow-rs"], 5, 10.0, tmp_path / "t.json",
+    doc = decode.time_file(path, record, ["arrow-rs"], 5, 10.0, tmp_path / "t.json",
                              rust_binary=str(BINARY))
     names = {(t["implementation"], t["mode"]) for t in doc["timings"]}
     assert names == {("arrow-rs", "memory"), ("arrow-rs", "disk"),
@@ -287,7 +288,7 @@ def _timing(tmp: Path, n: int, layout: str, impl: str, seconds: float, nbytes: i
            "metadata_bytes": nbytes, "metadata_bytes_uncompressed": nbytes,
            "page_index_bytes": 0, "file_bytes": 10 * nbytes, "provenance": PROV,
            "timings": [{"implementation": impl, "library": "x", "mode": "memory",
-                        **metadata.summarize([seconds * f for f in (0.9, 1.0, 1.0, 1.1, 1.2)]),
+                        **decode.summarize([seconds * f for f in (0.9, 1.0, 1.0, 1.1, 1.2)]),
                         "wall_s": [seconds] * 5, "cpu_s": [seconds] * 5,
                         "resident_fraction": 1.0}]}
     p = tmp / f"{n}-{layout}-{impl}.json"
@@ -302,7 +303,7 @@ def test_tables_per_column_ratios_and_exponents(tmp_path):
         files.append(_timing(tmp_path, n, "parquet-chunk", "pyarrow", n * 1e-5, 700 * n))
         files.append(_timing(tmp_path, n, "ttree", "root-ttree", (n / 1000) ** 2 * 1e-2, 50 * n))
     config = validate(yaml.safe_load((ROOT / "config" / "test.yaml").read_text()))
-    df = metatables.tabulate(config, files, tmp_path / "tables")
+    df = tables.tabulate(config, files, tmp_path / "tables")
     t = df.set_index(["implementation", "n_columns"])
     assert t.loc[("pyarrow", 1000), "us_per_column"] == pytest.approx(10.0)
     assert t.loc[("pyarrow", 1000), "bytes_per_column"] == pytest.approx(700)
@@ -315,11 +316,11 @@ def test_tables_per_column_ratios_and_exponents(tmp_path):
     assert tt.exponent.to_list() == pytest.approx([2.0, 2.0])
     assert py.marginal_us_per_column.to_list() == pytest.approx([10.0, 10.0])
     assert tt.marginal_us_per_column.to_list() == pytest.approx([11.0, 110.0])  # (t2-t1)/(n2-n1)
-    md = (tmp_path / "tables" / "metadata.md").read_text()
+    md = (tmp_path / "tables" / "decode.md").read_text()
     # pyarrow at 1000 columns: median 10 ms, IQR (1.1 - 1.0) x 10 ms, half of it shown
     assert "| 10 ms ± 0.5 (10 µs/col) |" in md
     assert "7,000,000 B (700 B/col)" in md
-    for name in ("metadata.csv", "slopes.csv", "repetitions.csv"):
+    for name in ("decode.csv", "slopes.csv", "repetitions.csv"):
         head = (tmp_path / "tables" / name).read_text().splitlines()[:8]
         assert any(line.startswith("# versions:") and "pyarrow 26.0.1" in line for line in head)
         assert any("spread = interquartile range" in line for line in head)
@@ -332,28 +333,28 @@ def test_tables_refuse_an_incomplete_timing(tmp_path):
     del doc["timings"]
     p.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=re.escape(p.name)):
-        metatables.tabulate({}, [p], tmp_path / "tables")
-    assert not (tmp_path / "tables" / "metadata.csv").exists()
+        tables.tabulate({}, [p], tmp_path / "tables")
+    assert not (tmp_path / "tables" / "decode.csv").exists()
 
 
 def test_plots_are_written(tmp_path, monkeypatch):
-    from analysis import metaplots
+    from analysis.metastudy import plots
 
     files = [_timing(tmp_path, n, "ttree", "root-ttree", n * 1e-6, 50 * n) for n in (10, 100)]
-    df = metatables.load(files)[0]
+    df = tables.load(files)[0]
     df["ratio_to_pyarrow"] = np.nan
     prov = {"hepfmt_commit": "abc1234", "versions": {"ROOT": "6.40.00", "pyarrow": "26.0.1"},
             "machine": {"cpu": "test cpu", "cores": 2}, "date": "2026-11-23",
             "config_hash": "h"}
     footers = []
-    real_render = metaplots.render
+    real_render = plots.render
 
     def render(draw_fn, footer, stem):  # drawn like every other figure, footer recorded
         footers.append(footer)
         return real_render(draw_fn, footer, stem)
 
-    monkeypatch.setattr(metaplots, "render", render)
-    out = metaplots.plot(df, tmp_path / "plots", prov, "default.yaml")
+    monkeypatch.setattr(plots, "render", render)
+    out = plots.plot(df, tmp_path / "plots", prov, "default.yaml")
     assert sorted(p.name for p in out) == ["decode_time.pdf", "decode_time.png",
                                            "metadata_size.pdf", "metadata_size.png"]
     assert all(p.stat().st_size > 1000 for p in out)
@@ -379,13 +380,13 @@ def test_grid_limits_implementations_and_skips_unread_formats():
 
 
 def test_grid_checks_name_the_key():
-    with pytest.raises(ConfigError, match=re.escape("metadata.nanoaod")):
+    with pytest.raises(ConfigError, match=re.escape("decode.nanoaod")):
         metagrid.check(_config(nanoaod="NoSuchSample"))
-    with pytest.raises(ConfigError, match=re.escape("metadata.max_columns.pyarow")):
+    with pytest.raises(ConfigError, match=re.escape("decode.max_columns.pyarow")):
         metagrid.check(_config(max_columns={"pyarow": 10}))
-    with pytest.raises(ConfigError, match=re.escape("metadata.codecs.ttree")):
+    with pytest.raises(ConfigError, match=re.escape("decode.codecs.ttree")):
         metagrid.check(_config(codecs={"ttree": "snappy"}))
-    with pytest.raises(ConfigError, match=re.escape("metadata.columns")):
+    with pytest.raises(ConfigError, match=re.escape("decode.columns")):
         _config(columns=[0])
 
 
@@ -412,7 +413,7 @@ def test_metadata_target_runs_on_a_tiny_config(tmp_path):
     proc = _snakemake(tmp_path, "metadata")
     assert proc.returncode == 0, proc.stderr[-3000:]
     meta = tmp_path / "results" / "metadata"
-    df = pd.read_csv(meta / "tables" / "metadata.csv", comment="#")
+    df = pd.read_csv(meta / "tables" / "decode.csv", comment="#")
     assert set(zip(df.implementation, df.n_columns, df["mode"], strict=True)) == {
         (i, n, m) for i in ("pyarrow", "root-rntuple", "uproot-ttree") for n in (10, 50)
         for m in ("memory", "disk")}

@@ -16,9 +16,9 @@ import uproot
 
 from analysis.cli import main
 from analysis.errors import InputError
-from analysis.generate import generate
-from analysis.model import Model, ValueModel, extract, mantissa_bits, round_mantissa
-from analysis.source import open_source, read_source_meta, to_column
+from analysis.samples.generate import generate
+from analysis.samples.model import Model, ValueModel, extract, mantissa_bits, round_mantissa
+from analysis.samples.source import open_source, read_source_meta, to_column
 
 N = 400
 PMF = {0: 0.25, 1: 0.25, 2: 0.25, 3: 0.25}

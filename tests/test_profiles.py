@@ -17,9 +17,9 @@ import pytest
 import yaml
 from helpers import ROOT, run_snakemake, small_schema, write_config
 
-from analysis import grid
-from analysis import resources as r
-from analysis.config import validate
+from analysis.plan import resources as r
+from analysis.plan import study as grid
+from analysis.plan.config import validate
 
 PROFILES = ROOT / "workflow" / "profiles"
 pytestmark = pytest.mark.slow

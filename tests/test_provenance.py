@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis import provenance
-from analysis.measure import ReadSpec, _read_record
+from analysis.measure.reads import ReadSpec, _read_record
 
 
 @pytest.mark.parametrize(("fstype", "device", "mount", "kind"), [
@@ -91,7 +91,7 @@ def test_the_reads_own_peak_memory_is_measured_below_an_earlier_higher_peak() ->
     must still show (uproot's rows once read 0 MB because of it). A real child process."""
     code = """
 import json, numpy as np
-from analysis.measure import start_read_peak, read_peak_bytes
+from analysis.measure.reads import start_read_peak, read_peak_bytes
 big = np.ones(400 * 2**20 // 8); del big            # the 'imports': a 400 MB peak, freed
 base, method = start_read_peak()
 read = np.ones(100 * 2**20 // 8); read.sum()        # the 'read': 100 MB

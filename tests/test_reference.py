@@ -41,7 +41,7 @@ def test_reference_provenance_names_the_locked_versions() -> None:
 
 
 def test_reference_has_every_figure_family_and_the_metadata_study() -> None:
-    from analysis import figures
+    from analysis.report import figures
 
     for fam in figures.FAMILIES.values():
         png = REFERENCE / "figures" / f"{fam.stem}.png"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import config as cfg
-from analysis import resources as r
+from analysis.plan import config as cfg
+from analysis.plan import resources as r
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,13 +76,13 @@ def test_branch_count_comes_from_the_model(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["default.yaml", "paper.yaml", "test.yaml"])
 def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
     """Memory within a 16 GB node with room to spare; no job beyond a day."""
-    from analysis import grid
+    from analysis.plan import study
 
     config = cfg.load(ROOT / "config" / name)
     jobs = [("generate", {"sample": s}) for s in config["samples"]]
     jobs += [("convert", {"sample": f.sample, "format": f.format, "variant": f.variant,
-                          "cluster": str(f.cluster_size)}) for f in grid.files(config)]
-    jobs += [("measure", {"sample": f.sample, "format": f.format}) for f in grid.measured(config)]
+                          "cluster": str(f.cluster_size)}) for f in study.files(config)]
+    jobs += [("measure", {"sample": f.sample, "format": f.format}) for f in study.measured(config)]
     jobs += [("tabulate", {})]
     for rule, wildcards in jobs:
         est = r.for_job(rule, config, wildcards)

@@ -16,8 +16,8 @@ import pytest
 
 from analysis import formats
 from analysis.errors import InputError, VerificationError
-from analysis.formats import rntuple
-from analysis.source import iter_clusters
+from analysis.formats.root import rntuple
+from analysis.samples.source import iter_clusters
 
 SETTINGS = {"none": 0, "zstd-5": 505, "lz4-4": 404, "zlib": 101}
 

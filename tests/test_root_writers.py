@@ -11,7 +11,7 @@ import pytest
 
 from analysis import formats
 from analysis.errors import ConfigError, InputError
-from analysis.source import to_column
+from analysis.samples.source import to_column
 
 CASES = {  # id: (format, variant, options)
     "ttree-no-offsets": ("ttree", "zstd-5", {"store_offsets": False}),

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.config import validate
 from analysis.errors import InputError
-from analysis.tabulate import tabulate
+from analysis.plan.config import validate
+from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
         "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k",
@@ -163,7 +163,7 @@ def test_mixed_versions_are_reported(tmp_path: Path) -> None:
 
 def test_formats_table_names_files_that_were_only_sized() -> None:
     """A variant written but not read-measured is a row of its own, without a 'nan' reader."""
-    from analysis.tabulate import _format_sections
+    from analysis.report.tables import _format_sections
 
     ft = pd.DataFrame({"label": ["TTree", "TTree"], "variant": ["zstd-5", "lzma-1"],
                        "cluster_size": [100, 100], "normalized_size_mean": [0.5, 0.4],
@@ -177,7 +177,7 @@ def test_formats_table_names_files_that_were_only_sized() -> None:
 
 
 def test_table_documents_leave_unmeasured_cells_empty(tmp_path: Path) -> None:
-    from analysis.tabulate import write_doc
+    from analysis.report.tables import write_doc
 
     df = pd.DataFrame({"implementation": ["uproot", "pyarrow"], "1000 columns": [1.5, 2.5],
                        "10000 columns": [None, 3.5]})

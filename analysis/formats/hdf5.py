@@ -27,10 +27,10 @@ import numpy as np
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
-from analysis.codecs import Variant
-from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader, require_branches
-from analysis.source import iter_clusters, read_source_meta, schema_of, to_column
+from analysis.codec import Variant
+from analysis.errors import ConfigError, InputError
+from analysis.formats.base import Format, Layout, Reader, check_layout, require_branches
+from analysis.samples.source import iter_clusters, read_source_meta, schema_of, to_column
 
 GROUP = "Events"
 ALGORITHMS = {"none": None, "gzip": "gzip", "lzf": "lzf"}
@@ -103,25 +103,17 @@ def _entries(g) -> int:
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
-    with _open(path) as f:
-        g = f[GROUP]
-        if len(g) != n_branches:
-            raise VerificationError(name, "dataset count differs from the source")
-        if _entries(g) != n_events:
-            raise VerificationError(name, f"{_entries(g)} entries written, {n_events} expected")
-        sizes = _clusters(g, n_events)
-        if any(s != cluster_size for s in sizes[:-1]) or not 0 < sizes[-1] <= cluster_size:
-            raise VerificationError(name, f"chunks {sizes[:5]}... are not {cluster_size} events")
+    check_layout(describe(path), name, n_events, cluster_size, n_branches, "chunks")
 
 
-def describe(path: Path) -> dict:
+def describe(path: Path) -> Layout:
     with _open(path) as f:
         g = f[GROUP]
         entries = _entries(g)
         by_branch = {name: int(ds.id.get_storage_size()) for name, ds in g.items()}
         first = next(iter(g.values()))
         file_bytes = Path(path).stat().st_size
-        return {
+        return Layout.of(**{
             "entries": entries,
             "clusters": _clusters(g, entries),
             "branches": len(by_branch),
@@ -133,14 +125,14 @@ def describe(path: Path) -> dict:
             "compression": first.compression or "none",
             "compression_level": first.compression_opts,
             "shuffle": bool(first.shuffle),
-        }
+        })
 
 
 def _prepare(threads: int) -> None:
     import h5py  # noqa: F401  (HDF5 reads are single-threaded)
 
 
-def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     with _open(path) as f:
         g = f[GROUP]
@@ -158,7 +150,7 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
 
 
 FORMAT = Format(
-    name="hdf5", extension="h5", algorithms=frozenset(ALGORITHMS), dictionary=False,
+    algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset({"shuffle"}),
     readers={"h5py": Reader("h5py", "h5py", _prepare, _read)},
 )

@@ -34,10 +34,17 @@ import pyarrow as pa
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum
-from analysis.codecs import Variant
+from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader, add_checksums, require_branches
-from analysis.source import iter_clusters, read_source_meta, schema_of
+from analysis.formats.base import (
+    Format,
+    Layout,
+    Reader,
+    add_checksums,
+    check_layout,
+    require_branches,
+)
+from analysis.samples.source import iter_clusters, read_source_meta, schema_of
 
 ALGORITHMS = ("default", "none", "lz4", "zstd")
 VERSIONS = ("2.1", "2.2")
@@ -99,14 +106,8 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
-    d = describe(path)
-    if d["entries"] != n_events or d["branches"] != n_branches:
-        raise VerificationError(name, f"{d['entries']} rows x {d['branches']} columns written, "
-                                      f"{n_events} x {n_branches} expected")
-    sizes = d["clusters"]
-    if any(s != cluster_size for s in sizes[:-1]) or not 0 < sizes[-1] <= cluster_size:
-        raise VerificationError(name, f"page-aligned clusters {sizes[:5]}... are not "
-                                      f"{cluster_size} rows")
+    check_layout(describe(path), name, n_events, cluster_size, n_branches,
+                 "page-aligned clusters")
 
 
 def _reader(path: str | Path, columns: list[str] | None = None):
@@ -195,7 +196,7 @@ def _general_pages(md) -> dict[str, int]:
     return counts
 
 
-def describe(path: Path) -> dict:
+def describe(path: Path) -> Layout:
     r = _reader(path)
     md = r.metadata()
     names = md.schema.names
@@ -210,7 +211,7 @@ def describe(path: Path) -> dict:
         leaf = leaf.type.value_field
     tags = {k.decode(): v.decode() for k, v in ((leaf.metadata or {}) if leaf else {}).items()}
     file_bytes = Path(path).stat().st_size
-    return {
+    return Layout.of(**{
         "entries": rows,
         "clusters": _clusters(_page_rows(path), rows),
         "clusters_note": "row ranges no page crosses (the writer ends a page per cluster)",
@@ -227,7 +228,7 @@ def describe(path: Path) -> dict:
         "compression_level": tags.get(LEVEL),
         "general_compression_pages": _general_pages(md),
         "format_version": f"{md.major_version}.{md.minor_version}",
-    }
+    })
 
 
 def _prepare(threads: int) -> None:
@@ -239,7 +240,7 @@ def _prepare(threads: int) -> None:
     import lance.file  # noqa: F401
 
 
-def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     names = set(_reader(path).metadata().schema.names)
     require_branches(path, names, branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
@@ -252,7 +253,7 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
 
 
 FORMAT = Format(
-    name="lance", extension="lance", algorithms=frozenset(ALGORITHMS), dictionary=False,
+    algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset({"max_page_bytes", "version"}),
     readers={"lance": Reader("lance", "pylance", _prepare, _read)},
 )

@@ -26,14 +26,17 @@ import pyarrow.parquet as pq
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
-from analysis.codecs import Variant
+from analysis.codec import PARQUET_CODECS, Variant, pyarrow_levels
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader, add_checksums, require_branches
-from analysis.source import open_source, read_source_meta
-
-ALGORITHMS = {"none": "NONE", "snappy": "SNAPPY", "gzip": "GZIP", "lz4": "LZ4", "zstd": "ZSTD",
-              "brotli": "BROTLI"}
-
+from analysis.formats.base import (
+    Format,
+    Layout,
+    Reader,
+    add_checksums,
+    check_layout,
+    require_branches,
+)
+from analysis.samples.source import open_source, read_source_meta
 
 #: The ``statistics`` shorthand as pyarrow writer options (also the metadata study's levels).
 STATISTICS = {"none": {"write_statistics": False, "write_page_index": False},
@@ -73,10 +76,7 @@ def writer_options(variant: Variant, options: dict, schema: pa.Schema | None = N
     """pyarrow ``ParquetWriter`` keyword arguments for a variant plus config pass-through
     (the float columns of ``schema`` for ``byte_stream_split: floats``)."""
     opts = {"data_page_size": 32000, **_shorthands(options, schema)}
-    opts.update(compression=ALGORITHMS[variant.algorithm], use_dictionary=variant.dictionary)
-    if variant.level is not None:
-        opts["compression_level"] = variant.level
-    return opts
+    return {**opts, **variant.pyarrow_parquet()}
 
 
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
@@ -104,17 +104,10 @@ def _open(path: str | Path) -> pq.ParquetFile:
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_columns: int) -> None:
-    md = _open(path).metadata
-    if md.num_rows != n_events:
-        raise VerificationError(name, f"{md.num_rows} rows written, {n_events} expected")
-    if md.num_columns < n_columns:
-        raise VerificationError(name, "fewer columns than the source")
-    sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
-    if any(s != cluster_size for s in sizes[:-1]) or not 0 < sizes[-1] <= cluster_size:
-        raise VerificationError(name, f"row groups {sizes[:5]}... are not {cluster_size} rows")
+    check_layout(describe(path), name, n_events, cluster_size, n_columns, "row groups")
 
 
-def describe(path: Path) -> dict:
+def describe(path: Path) -> Layout:
     pf = _open(path)
     md = pf.metadata
     by_branch: dict[str, int] = {}
@@ -130,7 +123,7 @@ def describe(path: Path) -> dict:
             stats += col.is_stats_set
             page_index += col.has_offset_index  # page locations: written for every chunk
     chunks = sum(md.row_group(i).num_columns for i in range(md.num_row_groups))
-    return {
+    return Layout.of(**{
         "entries": md.num_rows,
         "clusters": [md.row_group(i).num_rows for i in range(md.num_row_groups)],
         "branches": len(pf.schema_arrow),
@@ -144,24 +137,20 @@ def describe(path: Path) -> dict:
                       "none" if stats == 0 else "partial",
         "format_version": md.format_version,
         "file_bytes": Path(path).stat().st_size,
-    }
-
-
-_threads = {"use": False}
+    })
 
 
 def _prepare_pyarrow(threads: int) -> None:
     pa.set_cpu_count(max(1, threads))
     pa.set_io_thread_count(max(1, threads))
-    _threads["use"] = threads > 1
 
 
-def _read_pyarrow(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read_pyarrow(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     pf = _check_branches(path, branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         for i in range(pf.metadata.num_row_groups):
-            t = pf.read_row_group(i, columns=branches, use_threads=_threads["use"])
+            t = pf.read_row_group(i, columns=branches, use_threads=threads > 1)
             add_checksums(out, t, branches)
     except pa.ArrowException as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
@@ -174,7 +163,7 @@ def _check_branches(path: str, branches: list[str]) -> pq.ParquetFile:
     return pf
 
 
-def _read_awkward(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read_awkward(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     import awkward as ak
 
     pf = _check_branches(path, branches)
@@ -198,7 +187,7 @@ def _prepare_polars(threads: int) -> None:
     import polars  # noqa: F401
 
 
-def _read_polars(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read_polars(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     import polars as pl
 
     _check_branches(path, branches)
@@ -211,16 +200,11 @@ def _read_polars(path: str, branches: list[str]) -> dict[str, Checksum]:
     return out
 
 
-_duckdb = {"threads": 1}
-
-
 def _prepare_duckdb(threads: int) -> None:
     import duckdb  # noqa: F401
 
-    _duckdb["threads"] = max(1, threads)
 
-
-def _read_duckdb(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read_duckdb(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     """A full scan of the selection: DuckDB decodes it into its vectors and streams them out as
     Arrow batches."""
     import duckdb
@@ -229,7 +213,7 @@ def _read_duckdb(path: str, branches: list[str]) -> dict[str, Checksum]:
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
     try:
-        with duckdb.connect(config={"threads": _duckdb["threads"]}) as con:
+        with duckdb.connect(config={"threads": max(1, threads)}) as con:
             batches = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]) \
                 .to_arrow_reader(65536)
             for batch in batches:
@@ -246,7 +230,8 @@ def _prepare_awkward(threads: int) -> None:
 
 
 FORMAT = Format(
-    name="parquet", extension="parquet", algorithms=frozenset(ALGORITHMS), dictionary=True,
+    algorithms=frozenset(PARQUET_CODECS), dictionary=True,
+    levels=pyarrow_levels(list(PARQUET_CODECS)),
     write=write, describe=describe,
     readers={
         "pyarrow": Reader("pyarrow", "pyarrow", _prepare_pyarrow, _read_pyarrow),

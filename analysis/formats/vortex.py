@@ -25,10 +25,16 @@ import pyarrow as pa
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum
-from analysis.codecs import Variant
+from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import Format, Reader, add_checksums, require_branches
-from analysis.source import iter_clusters, read_source_meta, schema_of
+from analysis.formats.base import (
+    Format,
+    Layout,
+    Reader,
+    add_checksums,
+    require_branches,
+)
+from analysis.samples.source import iter_clusters, read_source_meta, schema_of
 
 ALGORITHMS = ("default", "compact")
 EOF_BYTES = 8  # version, postscript length, magic "VTXF"
@@ -102,7 +108,7 @@ def _inspect(path: str | Path) -> tuple[dict, dict]:
     return segments, inspect
 
 
-def describe(path: Path) -> dict:
+def describe(path: Path) -> Layout:
     """Bytes per branch are its data segments; the zone maps (per-column min/max/null counts
     per zone of rows, in the data area, read to prune zones) are counted apart, like the
     statistics in a Parquet footer."""
@@ -117,7 +123,7 @@ def describe(path: Path) -> dict:
     postscript = inspect["postscript"]
     footer = sum(part["length"] for part in postscript.values() if part) \
         + inspect["eof"]["postscript_size"] + EOF_BYTES
-    return {
+    return Layout.of(**{
         "entries": int(f.footer.row_count),
         "clusters": [int(b) - int(a) for a, b in f.splits()],
         "clusters_note": "Vortex's own row splits; the requested cluster size is not kept",
@@ -131,7 +137,7 @@ def describe(path: Path) -> dict:
                              "and end marker; zone maps are in zone_map_bytes",
         "segments": inspect["footer"]["total_segments"],
         "format_version": inspect["eof"]["version"],
-    }
+    })
 
 
 def _prepare(threads: int) -> None:
@@ -140,7 +146,7 @@ def _prepare(threads: int) -> None:
     vx.set_worker_threads(max(1, threads))
 
 
-def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
+def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     f = _open(path)
     require_branches(path, _names(f), branches)
     out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
@@ -154,7 +160,7 @@ def _read(path: str, branches: list[str]) -> dict[str, Checksum]:
 
 
 FORMAT = Format(
-    name="vortex", extension="vortex", algorithms=frozenset(ALGORITHMS), dictionary=False,
+    algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset(),
     readers={"vortex": Reader("vortex", "vortex-data", _prepare, _read)},
 )

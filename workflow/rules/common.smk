@@ -3,7 +3,7 @@ import shlex
 
 import yaml
 
-from analysis import resources as batch
+from analysis.plan import resources as batch
 
 # Every job can run `hepfmt`, whatever software environment it runs in: in the pip route it is
 # the venv's entry point; in a conda environment (`--sdm conda`), which holds the dependencies
@@ -70,8 +70,8 @@ def sample_inputs(wc):
 
 
 def measured_file(wc):
-    spec = grid.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
-    return grid.file_path(RESULTS, spec)
+    spec = study.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
+    return study.file_path(RESULTS, spec)
 
 
 def job_resources(rule):
@@ -101,7 +101,7 @@ def measure_threads(wc):
     from the profile. ``workflow.cores`` cannot be used: it is undefined under a batch executor.
     """
     return batch.measure_threads(workflow.resource_settings.cores,
-                                 max(grid.thread_counts(config)))
+                                 max(study.thread_counts(config)))
 
 
 # -- the metadata-cost study (workflow/rules/metadata.smk) --------------------------------------
@@ -112,7 +112,7 @@ def metadata_source(wc):
     sample = metagrid.source_sample(wc.dataset)
     if sample is None:
         return []
-    arrow = grid.source_path(RESULTS, sample)
+    arrow = study.source_path(RESULTS, sample)
     return [arrow, arrow[: -len(".arrow")] + ".json"]
 
 

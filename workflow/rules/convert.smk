@@ -12,10 +12,10 @@ rule convert:
         data=f"{RESULTS}/files/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}",
         size=f"{RESULTS}/sizes/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.json",
     wildcard_constraints:
-        ext="|".join(grid.extensions()),
+        ext="|".join(study.extensions()),
     params:
         options=lambda wc: format_options(wc.format),
-        adapter=lambda wc: grid.adapter(config, wc.format),
+        adapter=lambda wc: study.adapter(config, wc.format),
     log:
         f"{RESULTS}/logs/convert/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.log",
     threads: 1

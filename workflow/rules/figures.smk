@@ -1,6 +1,6 @@
 # Stage 5: figures (PNG + PDF) from the tables, one rule per figure family (analysis/figures.py),
 # each PNG in the report (snakemake --report) with its caption from workflow/report/<family>.rst.
-from analysis import figures
+from analysis.report import figures
 
 FIGURE_SUBCATEGORIES = {
     "size": "Size",

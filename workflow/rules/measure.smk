@@ -1,4 +1,4 @@
-# Stage 3: cold/warm read measurements of one file of the read plan (grid.measured: the measure
+# Stage 3: cold/warm read measurements of one file of the read plan (study.measured: the measure
 # sub-grid with its readers, plus the compare pairs at compare.cluster_sizes with theirs). A
 # measure job takes every core Snakemake has (on a cluster: an exclusive node, from the profile),
 # so no other job (a conversion, another measurement) runs beside it and skews its timings; each
@@ -13,15 +13,15 @@ rule measure:
         f"{RESULTS}/measurements/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.json",
     params:
         readers=lambda wc: ",".join(
-            grid.file_readers(
-                READ_PLAN, grid.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
+            study.file_readers(
+                READ_PLAN, study.spec(config, wc.sample, wc.format, wc.variant, int(wc.cluster))
             )
         ),
-        adapter=lambda wc: grid.adapter(config, wc.format),
+        adapter=lambda wc: study.adapter(config, wc.format),
         selections=selection_args(),
         modes=",".join(config["measure"]["modes"]),
         repetitions=config["measure"]["repetitions"],
-        threads=",".join(map(str, grid.thread_counts(config))),
+        threads=",".join(map(str, study.thread_counts(config))),
         timeout=config["measure"]["timeout_s"],
     log:
         f"{RESULTS}/logs/measure/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.log",

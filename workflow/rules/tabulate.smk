@@ -1,6 +1,6 @@
 # Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance.
 
-# the tables that are also documents (Markdown + HTML, analysis.tabulate.write_doc)
+# the tables that are also documents (Markdown + HTML, analysis.report.tables.write_doc)
 TABLE_DOCS = ("size", "reads", "ratios", "formats")
 
 
@@ -20,8 +20,8 @@ rule resolved_config:
 rule tabulate:
     input:
         config=f"{RESULTS}/config.yaml",
-        sizes=[grid.size_path(RESULTS, f) for f in FILES],
-        reads=[grid.measurement_path(RESULTS, f) for f in MEASURED],
+        sizes=[study.size_path(RESULTS, f) for f in FILES],
+        reads=[study.measurement_path(RESULTS, f) for f in MEASURED],
     output:
         # every table in the report as CSV (a download there), and the four with a Markdown
         # twin also as HTML, which the report shows inline

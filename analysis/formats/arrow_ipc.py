@@ -1,0 +1,204 @@
+"""Arrow IPC file format (Feather v2), written and read by pyarrow.
+
+Arrow's in-memory layout on disk: no encoding step, each buffer optionally compressed with lz4
+(LZ4 frame) or zstd (``IpcWriteOptions.compression``); a buffer that compressing would not shrink
+is stored raw. One record batch per cluster: the batch is the IPC format's unit of reading, as the
+row group is Parquet's. Jagged branches are Arrow list columns, counters their own columns,
+exactly as in the source.
+
+``describe`` reads the layout from the IPC messages' own metadata (flatbuffers) without touching
+the data: each batch's row count, its codec (``BodyCompression``) and the stored extent of every
+buffer, which gives exact compressed bytes per branch. The codec level is not part of the IPC
+format; the writer records it in the schema metadata (``hepfmt.level``).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from analysis.atomic import atomic_path
+from analysis.checksum import Checksum
+from analysis.codec import Variant, pyarrow_levels
+from analysis.errors import InputError, VerificationError
+from analysis.formats.base import (
+    Format,
+    Layout,
+    Reader,
+    add_checksums,
+    check_layout,
+    require_branches,
+)
+from analysis.samples.source import iter_clusters, read_source_meta, schema_of
+
+ALGORITHMS = {"none": None, "lz4": "lz4", "zstd": "zstd"}
+CODECS = {0: "lz4", 1: "zstd"}  # IPC CompressionType: LZ4_FRAME, ZSTD
+LEVEL_KEY = b"hepfmt.level"
+
+
+def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
+    meta = read_source_meta(source)
+    schema = schema_of(meta)
+    codec = ALGORITHMS[variant.algorithm]
+    compression = None if codec is None else pa.Codec(codec, variant.level)
+    opts = pa.ipc.IpcWriteOptions(compression=compression)
+    tag = {LEVEL_KEY: str(variant.level or "").encode()}
+    with atomic_path(out) as tmp:
+        writer = None
+        for table, _ in iter_clusters(source, schema.names, cluster_size):
+            batch = table.combine_chunks().to_batches()[0]
+            if writer is None:
+                writer = pa.ipc.new_file(str(tmp), batch.schema.with_metadata(tag),
+                                         options=opts)
+            writer.write_batch(batch)
+        if writer is not None:
+            writer.close()
+        _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches), codec)
+
+
+def _open(path: str | Path, options: pa.ipc.IpcReadOptions | None = None):
+    try:
+        return pa.ipc.open_file(pa.memory_map(str(path), "r"), options=options)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(path, f"not a readable Arrow IPC file ({exc})") from exc
+
+
+# --- the IPC messages' flatbuffer metadata ------------------------------------------------------
+
+def _table(buf: bytes, pos: int) -> tuple[int, int]:
+    """(table position, vtable position) of the flatbuffer table at ``pos``."""
+    return pos, pos - struct.unpack_from("<i", buf, pos)[0]
+
+
+def _field(buf: bytes, table: tuple[int, int], index: int) -> int | None:
+    """Position of field ``index`` of a table, or None if absent (default value)."""
+    pos, vtable = table
+    vsize = struct.unpack_from("<H", buf, vtable)[0]
+    if 4 + 2 * index >= vsize:
+        return None
+    off = struct.unpack_from("<H", buf, vtable + 4 + 2 * index)[0]
+    return pos + off if off else None
+
+
+def _deref(buf: bytes, pos: int) -> int:
+    return pos + struct.unpack_from("<I", buf, pos)[0]
+
+
+@dataclass(frozen=True)
+class _Batch:
+    rows: int
+    codec: str  # "none", "lz4" or "zstd"
+    spans: list[int]  # stored bytes of each buffer, with its padding, in schema order
+
+
+def _batch(meta: bytes, body_size: int) -> _Batch:
+    """Message{header: RecordBatch{length, nodes, buffers: [Buffer{offset, length}],
+    compression: BodyCompression{codec}}} as the Arrow format's Message.fbs defines it."""
+    message = _table(meta, _deref(meta, 0))
+    rb = _table(meta, _deref(meta, _field(meta, message, 2)))
+    rows_at = _field(meta, rb, 0)
+    rows = struct.unpack_from("<q", meta, rows_at)[0] if rows_at else 0
+    at = _field(meta, rb, 2)
+    offsets = []
+    if at is not None:
+        vec = _deref(meta, at)
+        n = struct.unpack_from("<I", meta, vec)[0]
+        offsets = [struct.unpack_from("<q", meta, vec + 4 + 16 * i)[0] for i in range(n)]
+    codec = "none"
+    at = _field(meta, rb, 3)
+    if at is not None:
+        comp = _table(meta, _deref(meta, at))
+        codec_at = _field(meta, comp, 0)
+        codec = CODECS[meta[codec_at] if codec_at else 0]
+    ends = [*offsets[1:], body_size]
+    return _Batch(rows, codec, [b - a for a, b in zip(offsets, ends, strict=True)])
+
+
+def _batches(path: str | Path) -> list[_Batch]:
+    """Every record batch message of the file, in order (the file embeds an IPC stream after
+    its 8-byte magic)."""
+    try:
+        with pa.memory_map(str(path), "r") as source:
+            source.seek(8)
+            return [_batch(m.metadata.to_pybytes(), m.body.size)
+                    for m in pa.ipc.MessageReader.open_stream(source)
+                    if m.type == "record batch"]
+    except (OSError, pa.ArrowException, struct.error, IndexError, KeyError) as exc:
+        raise InputError(path, f"unreadable Arrow IPC messages ({exc})") from exc
+
+
+def _buffer_counts(schema: pa.Schema) -> list[int]:
+    """IPC buffers per top-level field (validity, offsets, values, and its children's)."""
+    return [len(pa.array([], type=f.type).buffers()) for f in schema]
+
+
+def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_columns: int,
+            codec: str | None) -> None:
+    d = describe(path)
+    check_layout(d, name, n_events, cluster_size, n_columns, "record batches")
+    if d["compression"] != (codec or "none"):
+        raise VerificationError(name, f"batches are {d['compression']}, not {codec or 'none'}")
+
+
+def describe(path: Path) -> Layout:
+    schema = _open(path).schema
+    batches = _batches(path)
+    counts = _buffer_counts(schema)
+    by_branch = dict.fromkeys(schema.names, 0)
+    for batch in batches:
+        if len(batch.spans) != sum(counts):
+            raise InputError(path, f"a record batch has {len(batch.spans)} buffers, the schema "
+                                   f"needs {sum(counts)}")
+        pos = 0
+        for name, n in zip(schema.names, counts, strict=True):
+            by_branch[name] += sum(batch.spans[pos:pos + n])
+            pos += n
+    file_bytes = Path(path).stat().st_size
+    body = sum(by_branch.values())
+    codecs = {b.codec for b in batches} or {"none"}
+    level = (schema.metadata or {}).get(LEVEL_KEY, b"").decode()
+    return Layout.of(**{
+        "entries": sum(b.rows for b in batches),
+        "clusters": [b.rows for b in batches],
+        "branches": len(schema),
+        "file_bytes": file_bytes,
+        "zip_bytes": body,
+        "zip_bytes_by_branch": by_branch,
+        "footer_bytes": file_bytes - body,
+        "footer_bytes_note": "all but the batch bodies: schema, footer, message headers",
+        "record_batches": len(batches),
+        "compression": codecs.pop() if len(codecs) == 1 else "mixed",
+        "compression_level": int(level) if level else None,
+    })
+
+
+def _prepare(threads: int) -> None:
+    pa.set_cpu_count(max(1, threads))
+
+
+def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    """Memory-mapped; only the selected columns' buffers are decompressed, batch by batch."""
+    schema = _open(path).schema
+    require_branches(path, schema.names, branches)
+    fields = [schema.get_field_index(b) for b in branches]
+    reader = _open(path, pa.ipc.IpcReadOptions(included_fields=fields,
+                                               use_threads=threads > 1))
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    try:
+        for i in range(reader.num_record_batches):
+            batch = reader.get_batch(i)
+            add_checksums(out, batch, branches)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(path, f"pyarrow could not read it: {exc}") from exc
+    return out
+
+
+FORMAT = Format(
+    algorithms=frozenset(ALGORITHMS), dictionary=False,
+    levels=pyarrow_levels(["lz4", "zstd"]),
+    write=write, describe=describe, options=frozenset(),
+    readers={"pyarrow": Reader("pyarrow", "pyarrow", _prepare, _read)},
+)

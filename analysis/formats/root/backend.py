@@ -1,0 +1,128 @@
+"""The one place hepfmt talks to ROOT: import, C++ helpers, names and type maps, opening files.
+
+Every ROOT-using module (the TTree and RNTuple adapters, the wide-table writer, the metadata
+study) imports ROOT through :func:`root`, which sets batch mode and declares hepfmt's C++ helpers
+(``cxx/*.cxx``, or a path given by the caller) once per process. The readers are different:
+declaring them to cling costs ~10 s of JIT in every measurement process, so they are compiled
+once per environment with ACLiC into a cached library (:func:`compile_readers`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis.errors import InputError
+
+#: The TTree / RNTuple every hepfmt ROOT file holds (NanoAOD's name).
+TREE = "Events"
+CXX = Path(__file__).resolve().with_name("cxx")
+#: numpy dtype name -> TTree leaf type code (``Muon_pt[nMuon]/F``).
+LEAF_CODES = {"bool": "O", "int8": "B", "uint8": "b", "int16": "S", "uint16": "s", "int32": "I",
+              "uint32": "i", "int64": "L", "uint64": "l", "float32": "F", "float64": "D"}
+#: numpy dtype name -> C++ type of an RNTuple field (and of an RVec's items).
+CPP_TYPES = {"bool": "bool", "int8": "std::int8_t", "uint8": "std::uint8_t",
+             "int16": "std::int16_t", "uint16": "std::uint16_t", "int32": "std::int32_t",
+             "uint32": "std::uint32_t", "int64": "std::int64_t", "uint64": "std::uint64_t",
+             "float32": "float", "float64": "double"}
+#: The compiled readers: the source and the header it includes.
+READERS_CXX = ("readers.cxx", "checksum.hxx")
+READERS = "readers"
+
+_declared: set[str] = set()
+
+
+def root(*helpers: str | Path):
+    """ROOT in batch mode, with the named helpers declared once per process: a name is a file
+    of ``cxx/`` without its ``.cxx``, a path any other C++ file; :data:`READERS` loads the
+    compiled readers."""
+    import ROOT
+
+    ROOT.gROOT.SetBatch(True)
+    for helper in helpers:
+        key = str(helper)
+        if key in _declared:
+            continue
+        if key == READERS:
+            compile_readers(ROOT)
+        else:
+            path = Path(helper) if isinstance(helper, Path) else CXX / f"{helper}.cxx"
+            if not ROOT.gInterpreter.Declare(f'#include "{path}"'):
+                raise RuntimeError(f"cling could not compile {path}")
+        _declared.add(key)
+    return ROOT
+
+
+_BUILD = """
+import sys, ROOT
+ROOT.gROOT.SetBatch(True)
+sys.exit(0 if ROOT.gSystem.CompileMacro(sys.argv[1], "kO-", "", sys.argv[2]) else 1)
+"""
+
+
+def _readers_text() -> str:
+    return "".join((CXX / name).read_text() for name in READERS_CXX)
+
+
+def reader_cache_dir(ROOT) -> Path:
+    """Where the compiled readers live: inside this Python environment by default
+    (``$HEPFMT_CACHE`` overrides), under a key of the sources, ROOT's version and ROOT's
+    installation directory. A library built against another ROOT installation (another
+    venv) must never be loaded: it would pull a second copy of ROOT into the process."""
+    root_dir = str(Path(ROOT.__file__).resolve().parent)
+    key = hashlib.sha256((_readers_text() + ROOT.gROOT.GetVersion() + root_dir).encode())
+    base = Path(os.environ.get("HEPFMT_CACHE") or Path(sys.prefix) / "var" / "cache" / "hepfmt")
+    return base / key.hexdigest()[:16]
+
+
+def compile_readers(ROOT) -> None:
+    """Build the readers with ACLiC once per environment, then load them.
+
+    ACLiC compiles them once (~45 s) into a cached shared library that later processes load in
+    ~2 s. The build runs in a separate process that has loaded nothing but ROOT, because ACLiC
+    links the new library against every library loaded at build time (numpy's, pyarrow's, ...).
+    """
+    cache = reader_cache_dir(ROOT)
+    cache.mkdir(parents=True, exist_ok=True)
+    src = cache / READERS_CXX[0]
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent first builds would clobber each other
+        for name in READERS_CXX:
+            if not (cache / name).exists():
+                shutil.copyfile(CXX / name, cache / name)
+        if not list(cache.glob("readers_cxx.so")):
+            build = subprocess.run([sys.executable, "-c", _BUILD, str(src), str(cache)],
+                                   capture_output=True, text=True)
+            if build.returncode != 0:
+                tail = "\n".join(build.stderr.strip().splitlines()[-5:])
+                raise RuntimeError(f"ACLiC could not build {src}:\n{tail}")
+        if not ROOT.gSystem.CompileMacro(str(src), "kO-", "", str(cache)):
+            raise RuntimeError(f"ACLiC could not load {src}")
+
+
+def open_file(path: str | Path):
+    """A ROOT file opened for reading, or an InputError naming it."""
+    ROOT = root()
+    try:  # PyROOT raises OSError for unopenable files; older versions return a zombie
+        f = ROOT.TFile.Open(str(path), "READ")
+    except OSError as exc:
+        raise InputError(path, f"not a readable ROOT file ({exc})") from exc
+    if not f or f.IsZombie():
+        raise InputError(path, "not a readable ROOT file")
+    return f
+
+
+def open_tree(path: str | Path):
+    """(file, TTree ``Events``) of ``path``, or an InputError naming what it holds instead."""
+    f = open_file(path)
+    key = f.GetKey(TREE)
+    if not key or key.GetClassName() != "TTree":
+        kind = f"a {key.GetClassName()}" if key else "nothing"
+        f.Close()
+        raise InputError(path, f"no TTree named {TREE!r} (it holds {kind} under that name)")
+    return f, f.Get(TREE)

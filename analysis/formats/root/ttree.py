@@ -1,0 +1,262 @@
+"""ROOT TTree, written by ROOT itself (PyROOT) and read by RDataFrame or uproot.
+
+The readers also read an RNTuple of the same name (:mod:`analysis.formats.root.rntuple` uses them).
+
+Writing: each branch is bound to a numpy buffer with a NanoAOD-style leaf list
+(``Muon_pt[nMuon]/F``) and one JIT-compiled C++ loop copies the source columns into the buffers
+and calls ``TTree::Fill``; a Python loop over 1500 branches per event would be ~100x slower.
+``SetAutoFlush(cluster_size)`` makes clusters of exactly that many entries.
+
+Baskets: ROOT resizes all basket buffers at the first cluster (``OptimizeBaskets``), so "basket
+size 32000 bytes" needs a policy, chosen by the ``basket_policy`` option and recorded:
+
+* ``fixed``: every basket buffer is ``basket_size`` bytes for the whole file (sizes are reset
+  after ROOT's optimisation); a branch writes several baskets per cluster if it needs them;
+* ``optimize``: ROOT's default, ``basket_size`` only until the first cluster;
+* ``cluster``: ``kOnlyFlushAtCluster``, exactly one basket per branch per cluster.
+
+Offset arrays: a basket of a jagged branch normally stores, besides the values, the byte offset
+of each entry (4 bytes per event per branch). ``store_offsets: false`` sets ROOT's
+``kGenerateOffsetMap`` I/O feature: the offsets are not written and ROOT rebuilds them from the
+counter branch when reading, as the 2018 study's "ROOT without offsets" files did.
+
+``writer: uproot`` writes the same tree with uproot instead (:mod:`.uproot_writer`).
+
+Readers: RDataFrame (one compiled event loop), a ``TTreeReader`` loop (what a ROOT expert writes
+by hand), the classic ``SetBranchAddress`` + ``GetEntry`` loop (all three compiled with ACLiC into
+one cached library) and uproot. Trees without offset arrays are not read reliably by any of them
+in ROOT 6.40 / uproot 5.7 (README "Formats and knobs"); the checksums catch it.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from analysis.atomic import atomic_path
+from analysis.checksum import Checksum, checksum, merge
+from analysis.codec import ROOT_ALGORITHMS, ROOT_LEVELS, Variant
+from analysis.errors import ConfigError, InputError, VerificationError
+from analysis.formats.base import Format, Layout, Reader, check_layout, require_branches
+from analysis.formats.root import uproot_writer
+from analysis.formats.root.backend import LEAF_CODES, READERS, TREE, open_tree, root
+from analysis.samples.source import iter_batches, read_source_meta, schema_of, to_column
+
+BASKET_POLICIES = ("fixed", "optimize", "cluster")
+
+WRITERS = ("root", "uproot")
+
+
+def check_writer(out: Path, options: dict, root_only: tuple[str, ...]) -> str:
+    """The ``writer`` option, refusing options that only ROOT's writer has: uproot chooses its
+    own basket and page sizes, and a knob that silently does nothing would mislabel a result."""
+    writer = options.get("writer", "root")
+    if writer not in WRITERS:
+        raise ConfigError("options.writer", f"{writer!r} is not one of {WRITERS} ({out})")
+    ignored = sorted(k for k in root_only if k in options)
+    if writer == "uproot" and ignored:
+        raise ConfigError("options", f"{ignored} apply to ROOT's writer, not uproot's ({out})")
+    return writer
+
+
+def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
+    meta = read_source_meta(source)
+    schema = schema_of(meta)
+    if check_writer(out, options, ("basket_size", "basket_policy", "store_offsets")) == "uproot":
+        with atomic_path(out) as tmp:
+            try:
+                uproot_writer.write("ttree", source, tmp, schema, variant, cluster_size)
+            except (ValueError, TypeError, OSError) as exc:
+                raise VerificationError(out, f"uproot could not write it ({exc})") from exc
+            _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
+        return
+    _write_root(source, out, meta, schema, variant, cluster_size, options)
+
+
+def _write_root(source: Path, out: Path, meta: dict, schema, variant: Variant, cluster_size: int,
+                options: dict) -> None:
+    ROOT = root("fill_tree")
+    basket_size = int(options.get("basket_size", 32000))
+    policy = options.get("basket_policy", "fixed")
+    if policy not in BASKET_POLICIES:
+        raise VerificationError(out, f"basket_policy {policy!r} not one of {BASKET_POLICIES}")
+    settings = variant.root_setting()
+
+    # Branch buffers must hold the longest entry of each collection.
+    max_len = {c: 1 for c in schema.counters()}
+    for batch in iter_batches(source, list(max_len)):
+        for c in max_len:
+            max_len[c] = max(max_len[c], int(to_column(batch.column(c)).values.max(initial=0)))
+
+    with atomic_path(out) as tmp:
+        try:
+            f = ROOT.TFile(str(tmp), "RECREATE", "", settings)
+        except OSError as exc:
+            raise InputError(out, f"ROOT could not create the file ({exc})") from exc
+        if f.IsZombie():
+            raise InputError(out, "ROOT could not create the file")
+        t = ROOT.TTree(TREE, "NanoAOD-like events written by hepfmt")
+        if not options.get("store_offsets", True):
+            features = ROOT.TIOFeatures()
+            features.Set(_offset_map_feature())
+            t.SetIOFeatures(features)  # before any branch exists: branches copy the features
+        t.SetAutoFlush(cluster_size)
+        if policy == "cluster":
+            t.SetBit(ROOT.TTree.kOnlyFlushAtCluster)
+        buffers = []
+        for b in schema.branches:
+            buf = np.zeros(max_len[b.counter] if b.jagged else 1, dtype=b.np_dtype)
+            leaf = f"{b.name}[{b.counter}]/{LEAF_CODES[b.dtype]}" if b.jagged \
+                else f"{b.name}/{LEAF_CODES[b.dtype]}"
+            t.Branch(b.name, buf, leaf, basket_size)
+            buffers.append(buf)
+        sizes = np.array([b.np_dtype.itemsize for b in schema.branches], dtype=np.int32)
+        bufs = np.array([x.ctypes.data for x in buffers], dtype=np.uint64)
+        reset_at = cluster_size if policy == "fixed" else -1
+        for batch in iter_batches(source, schema.names):
+            cols = [to_column(batch.column(i)) for i in range(batch.num_columns)]
+            keep = [(c.values if c.values.size else np.zeros(1, c.values.dtype), c.offsets)
+                    for c in cols]  # keep arrays alive while C++ holds their pointers
+            data = np.array([v.ctypes.data for v, _ in keep], dtype=np.uint64)
+            offs = np.array([0 if o is None else o.ctypes.data for _, o in keep], dtype=np.uint64)
+            ROOT.hepfmt.fill_tree(t, batch.num_rows, len(keep), data, offs, bufs, sizes,
+                                  reset_at, basket_size)
+        t.Write()
+        f.Close()
+        _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
+
+
+def cluster_sizes(t) -> list[int]:
+    """Entries per cluster. A tree written with entry-count clusters (``SetAutoFlush(n)``)
+    records them; one without (uproot's) gets clusters estimated from bytes by ROOT's
+    iterator, so there the real boundaries are those where every branch starts a basket."""
+    if t.GetAutoFlush() <= 0:
+        return _aligned_baskets(t)
+    it = t.GetClusterIterator(0)
+    sizes, start, n = [], it(), t.GetEntries()
+    while start < n:
+        nxt = it.GetNextEntry()
+        sizes.append(int(nxt - start))
+        start = it()
+    return sizes
+
+
+def _offset_map_feature():
+    return root().Experimental.EIOFeatures.kGenerateOffsetMap
+
+
+def _aligned_baskets(t) -> list[int]:
+    n = int(t.GetEntries())
+    common: set[int] | None = None
+    for br in t.GetListOfBranches():
+        k = int(br.GetWriteBasket())
+        starts = {int(x) for x in np.frombuffer(br.GetBasketEntry(), dtype=np.int64, count=k)}
+        common = starts if common is None else common & starts
+    edges = sorted((common or {0}) | {n})
+    return [b - a for a, b in pairwise(edges) if b > a]
+
+
+def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
+    check_layout(describe(path), name, n_events, cluster_size, n_branches)
+
+
+def describe(path: Path) -> Layout:
+    f, t = open_tree(path)
+    try:
+        branches = list(t.GetListOfBranches())
+        return Layout.of(**{
+            "entries": int(t.GetEntries()),
+            "clusters": cluster_sizes(t),
+            "branches": len(branches),
+            "baskets": sum(int(br.GetWriteBasket()) for br in branches),
+            "compression_settings": int(f.GetCompressionSettings()),
+            # kGenerateOffsetMap: offset arrays of jagged branches not stored
+            "store_offsets": not t.GetIOFeatures().Test(_offset_map_feature()),
+            "auto_flush": int(t.GetAutoFlush()),
+            "zip_bytes": int(t.GetZipBytes()),
+            "tot_bytes": int(t.GetTotBytes()),
+            "zip_bytes_by_branch": {br.GetName(): int(br.GetZipBytes()) for br in branches},
+            "file_bytes": int(f.GetSize()),
+        })
+    finally:
+        f.Close()
+
+
+def _prepare_rdf(threads: int) -> None:
+    ROOT = root(READERS)
+    if threads > 1:
+        ROOT.EnableImplicitMT(threads)
+
+
+def _read_compiled(function: str, library: str, path: str,
+                   branches: list[str]) -> dict[str, Checksum]:
+    ROOT = root(READERS)
+    if not Path(path).is_file():
+        raise InputError(path, "no such file")
+    try:
+        flat = getattr(ROOT.hepfmt, function)(str(path), TREE, branches)
+    except Exception as exc:  # cppyy turns C++ exceptions into Python ones
+        raise InputError(path, f"{library} could not read it: {exc}") from exc
+    return {b: (int(flat[2 * i]), int(flat[2 * i + 1])) for i, b in enumerate(branches)}
+
+
+def _read_rdf(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    return _read_compiled("rdf_checksums", "RDataFrame", path, branches)
+
+
+def _read_ttreereader(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    return _read_compiled("ttreereader_checksums", "TTreeReader", path, branches)
+
+
+def _read_getentry(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    return _read_compiled("getentry_checksums", "TTree::GetEntry", path, branches)
+
+
+def _refuse_offset_map(path: str, tree, version: str) -> None:
+    """uproot reads baskets by their stored entry offsets; a tree written without them
+    (kGenerateOffsetMap) would fail deep inside a basket, so say why up front."""
+    features = tree.all_members.get("fIOFeatures")
+    if features is not None and features.member("fIOBits") & 1:
+        raise InputError(path, f"written without offset arrays (ROOT kGenerateOffsetMap), "
+                               f"which uproot {version} cannot read")
+
+
+def _prepare_uproot(threads: int) -> None:
+    import awkward  # noqa: F401
+    import uproot  # noqa: F401
+
+
+def _read_uproot(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    import awkward as ak
+    import uproot
+
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    try:
+        with uproot.open(path) as f:
+            tree = f[TREE]
+            _refuse_offset_map(path, tree, uproot.__version__)
+            require_branches(path, tree.keys(), branches)
+            for chunk in tree.iterate(branches, step_size="200 MB", library="ak", how=dict):
+                for b, arr in chunk.items():
+                    flat = ak.to_numpy(ak.flatten(arr, axis=None))
+                    out[b] = merge(out[b], checksum(flat))
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(path, f"uproot could not read it: {exc}") from exc
+    return out
+
+
+FORMAT = Format(
+    algorithms=frozenset(ROOT_ALGORITHMS), levels=ROOT_LEVELS, dictionary=False,
+    write=write, describe=describe,
+    options=frozenset({"basket_size", "basket_policy", "store_offsets", "writer"}),
+    readers={
+        "rdf": Reader("rdf", "root", _prepare_rdf, _read_rdf),
+        "ttreereader": Reader("ttreereader", "root", _prepare_rdf, _read_ttreereader),
+        "getentry": Reader("getentry", "root", _prepare_rdf, _read_getentry),
+        "uproot": Reader("uproot", "uproot", _prepare_uproot, _read_uproot),
+    },
+)

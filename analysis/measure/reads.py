@@ -1,0 +1,231 @@
+"""Read-speed measurements of one written file, cold and warm page cache.
+
+Each (reader, branch selection) runs in a fresh Python process so that no library state, JIT
+cache or allocator history leaks from one measurement into the next, and so that its peak RSS is
+its own. Inside that process:
+
+1. the reader is prepared (imports, C++ declarations, threads) outside any timing;
+2. one untimed read primes lazily compiled code and the page cache;
+3. warm repetitions: timed reads of the now-cached file;
+4. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
+   ``mincore`` count of its resident pages; a repetition whose file still had resident pages is
+   recorded as *not verified cold*, and the cold figure is flagged, never reported as cold;
+5. every repetition's per-branch checksums must equal the source's reference checksums, or the
+   measurement fails: a fast read of wrong data is not a result.
+
+Warm runs before cold so that one priming read serves both; a cold repetition's state differs
+from a warm one's only by the evicted pages, which is the quantity being measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+import resource
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from analysis import formats
+from analysis.atomic import write_json
+from analysis.checksum import fmt as fmt_checksum
+from analysis.errors import InputError, VerificationError
+from analysis.measure import isolated
+from analysis.measure.pagecache import evict
+from analysis.provenance import collect
+from analysis.samples.source import read_source_meta, schema_of
+
+MODES = ("cold", "warm")
+ALL = "*"
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    path: str
+    source: str
+    format: str  # the adapter
+    reader: str
+    selection: str
+    branches: list[str]
+    modes: list[str]
+    repetitions: int
+    threads: int
+
+
+def _io_read_bytes() -> int:
+    """Bytes this process caused to be fetched from storage (-1 where the kernel hides it)."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def _process_peak_bytes() -> int:
+    """The whole process's peak RSS so far (imports included)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def start_read_peak() -> tuple[int, str]:
+    """Start measuring the reads' own peak memory: (resident bytes now, method).
+
+    A process's peak RSS (``ru_maxrss``) is a high-water mark that its imports may already have
+    set above anything the reads add (ROOT's start-up, for one), so peak minus baseline can read
+    as 0 however much the reads allocate. Linux resets the high-water mark (``VmHWM``) when 5 is
+    written to ``/proc/self/clear_refs``; after that, ``VmHWM`` is the reads' peak. Where that
+    is refused, the process peak is used and the method says it is only a lower bound.
+    """
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return _status_kib("VmRSS") * 1024, "vmhwm-reset"
+    except OSError:
+        return _process_peak_bytes(), "ru_maxrss (lower bound)"
+
+
+def read_peak_bytes(method: str) -> int:
+    """The peak resident bytes since :func:`start_read_peak` (see there)."""
+    return _status_kib("VmHWM") * 1024 if method == "vmhwm-reset" else _process_peak_bytes()
+
+
+def run_read(spec: ReadSpec) -> dict:
+    """The body of one measurement process (see the module docstring)."""
+    bad_modes = [m for m in spec.modes if m not in MODES]
+    if bad_modes:
+        raise VerificationError(spec.path, f"unknown cache mode {bad_modes[0]!r}")
+    reader = formats.get(spec.format).readers[spec.reader]
+    meta = read_source_meta(spec.source)
+    reference = {b: tuple(meta["checksums"][b]) for b in spec.branches}
+    reader.prepare(spec.threads)
+    baseline_rss, rss_method = start_read_peak()
+
+    def checked_read() -> None:
+        got = reader.read(spec.path, spec.branches, spec.threads)
+        bad = [b for b in spec.branches if tuple(got[b]) != reference[b]]
+        if bad:
+            raise VerificationError(
+                spec.path, f"{spec.reader} read wrong values: {len(bad)} branches differ from "
+                f"the source, e.g. {bad[0]} {fmt_checksum(got[bad[0]])} != "
+                f"{fmt_checksum(reference[bad[0]])}")
+
+    checked_read()  # priming read, untimed
+    out: dict[str, list[dict]] = {}
+    for mode in sorted(spec.modes, key=lambda m: m != "warm"):  # warm first: see docstring
+        reps = []
+        for _ in range(spec.repetitions):
+            rep: dict[str, object] = {}
+            if mode == "cold":
+                ev = evict(spec.path)
+                rep.update(pages=ev.pages, resident_before=ev.resident_before,
+                           resident_after=ev.resident_after, cold_verified=ev.verified)
+            io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
+            checked_read()
+            rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
+                       disk_read_bytes=_io_read_bytes() - io0)
+            reps.append(rep)
+        out[mode] = reps
+    return {"modes": out, "baseline_rss_bytes": baseline_rss,
+            "read_peak_rss_bytes": read_peak_bytes(rss_method), "rss_method": rss_method,
+            "peak_rss_bytes": _process_peak_bytes()}
+
+
+def summarize(walls: list[float]) -> dict:
+    """Median and spread of repeated timings: medians resist the odd slow repetition."""
+    w = np.asarray(walls)
+    q25, q50, q75 = np.percentile(w, [25, 50, 75])
+    return {"median_s": float(q50), "iqr_s": float(q75 - q25), "std_s": float(w.std(ddof=1))
+            if w.size > 1 else 0.0, "min_s": float(w.min()), "n": int(w.size)}
+
+
+def _spawn(spec: ReadSpec, timeout: float) -> dict:
+    """Run one measurement in a fresh interpreter and return its result."""
+    return isolated.spawn("analysis.measure.reads", spec, spec.path,
+                       f"{spec.reader}/{spec.selection} read", timeout)
+
+
+def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
+                 naive: float, n_events: int, fs_verifiable: bool) -> dict:
+    """One read's figures. A cold figure is verified only if mincore found every page evicted
+    in every repetition *and* the filesystem is one where that means a read from the device
+    (not tmpfs, nor a network filesystem with server-side caches: provenance.FS_KINDS)."""
+    stats = summarize([r["wall_s"] for r in reps])
+    return {
+        "reader": spec.reader, "library": formats.get(spec.format).readers[spec.reader].library,
+        "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
+        "cold_verified": fs_verifiable and all(r.get("cold_verified", False) for r in reps)
+        if mode == "cold" else None,
+        "threads": spec.threads, "selection_zip_bytes": zip_bytes,
+        "selection_naive_bytes": naive, **stats,
+        "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
+        "mb_per_s_naive": naive / stats["median_s"] / 1e6,
+        "events_per_s": n_events / stats["median_s"],
+        "cpu_median_s": float(np.median([r["cpu_s"] for r in reps])),
+        "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
+        "peak_rss_bytes": res["peak_rss_bytes"],
+        "baseline_rss_bytes": res["baseline_rss_bytes"],
+        # what the reads themselves held: their peak RSS above the resident set they started
+        # from (after imports and the reader's set-up); see start_read_peak
+        "rss_over_baseline_bytes": res["read_peak_rss_bytes"] - res["baseline_rss_bytes"],
+        "rss_method": res["rss_method"],
+        "repetitions": reps,
+    }
+
+
+def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
+                 cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
+                 modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
+                 timeout: float = 3600.0, name: str | None = None) -> dict:
+    """Measure every requested read of one file; write one JSON, atomically, or nothing.
+
+    ``format_name`` is the adapter, ``name`` the config's name of the format; ``threads`` a
+    count or a sweep (every read timed at each count, each in its own process)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file to measure does not exist")
+    fmt = formats.get(format_name)
+    meta = read_source_meta(source)
+    schema = schema_of(meta)
+    zip_by_branch = fmt.describe(path)["zip_bytes_by_branch"]
+    provenance = collect(data_path=path.parent)
+    fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
+    reads = []
+    sweep = [threads] if isinstance(threads, int) else list(threads)
+    for reader, n_threads, (sel_name, sel) in itertools.product(readers, sweep,
+                                                                 selections.items()):
+        if reader not in fmt.readers:
+            raise VerificationError(path, f"format {format_name} has no reader {reader!r}")
+        branches = schema.names if sel == ALL else list(sel)
+        missing = [b for b in branches if b not in meta["checksums"]]
+        if missing:
+            raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
+        spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
+                        list(modes), repetitions, n_threads)
+        res = _spawn(spec, timeout)
+        zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
+        naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
+        for mode, reps in res["modes"].items():
+            reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
+                                      meta["n_events"], fs_verifiable))
+    doc = {
+        "file": str(path), "sample": meta["sample"], "process": meta["process"],
+        "format": name or format_name, "adapter": format_name, "variant": variant,
+        "cluster_size": cluster_size,
+        "n_events": meta["n_events"], "reads": reads,
+        "provenance": provenance,
+    }
+    write_json(out, doc)
+    return doc
+
+
+if __name__ == "__main__":  # a measurement process: python -m analysis.measure.reads SPEC_JSON OUT
+    sys.exit(isolated.child(sys.argv[1:], ReadSpec, run_read))
