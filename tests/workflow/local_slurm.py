@@ -28,7 +28,7 @@ CONF = Path("/etc/slurm/slurm.conf")
 #: One cluster at a time on a machine (the config path is fixed): a second test run waits.
 LOCK = Path("/tmp/hepfmt-local-slurm.lock")
 LOCK_WAIT_S = 900
-MARKER = "# written by hepfmt tests/local_slurm.py"
+MARKER = "# written by hepfmt tests/workflow/local_slurm.py"
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
 #: RealMemory of the node: jobs asking more than this stay pending for ever.
 NODE_MEMORY_MB = 4000

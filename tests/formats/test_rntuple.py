@@ -2,8 +2,8 @@
 from any source batching, verification errors, and a TTree refused.
 
 Cluster layout, the exact round trip of every branch and both readers' checksums are covered
-for every format, RNTuple included, by tests/test_formats.py; bad files (truncated, garbage,
-missing) by tests/test_errors.py.
+for every format, RNTuple included, by tests/formats/test_formats.py; bad files (truncated, garbage,
+missing) by tests/formats/test_errors.py.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from analysis.metastudy.rusthelper import BINARY
 from analysis.plan import metagrid
 from analysis.plan.config import validate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = ["parquet-none", "parquet-chunk", "parquet-page", "ttree", "rntuple"]
 CODECS = {"parquet": Variant("snappy", None, True), "ttree": Variant("zstd", 5),
           "rntuple": Variant("zstd", 5)}

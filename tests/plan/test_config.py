@@ -15,7 +15,7 @@ from analysis.errors import ConfigError, InputError
 from analysis.plan import config as cfg
 from analysis.plan.study import file_readers, files, measured, read_plan, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _base() -> dict:

@@ -10,7 +10,7 @@ import pytest
 from analysis.plan import config as cfg
 from analysis.plan import resources as r
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ttree_memory_follows_the_cluster_size_as_measured() -> None:

@@ -1,6 +1,6 @@
 """The SLURM profile against a real SLURM: a one-node cluster on localhost runs a tiny study.
 
-The cluster is started by the test (tests/local_slurm.py) and stopped by PID in a finalizer
+The cluster is started by the test (tests/workflow/local_slurm.py) and stopped by PID in a finalizer
 whatever happens. The study goes through ``workflow/profiles/slurm`` as a user would run it,
 with one override: ``--cores`` set to this machine's CPUs (the profile's default is a larger
 node). It then has to be a real SLURM run (job ids in Snakemake's log, one log file per job, the
