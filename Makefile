@@ -4,7 +4,8 @@
 #   make report after `make run`: every figure and table of those targets in one HTML file
 #   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
 #               results/reference/default, the committed reference run
-#   make test   create .venv and run the test suite (lint + pytest); .ci/run calls exactly this
+#   make test   create .venv and run the test suite (lint: ruff and the import contracts; pytest);
+#               .ci/run calls exactly this
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
 # Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
 # TARGETS (Snakemake targets of run / dryrun / report), REPORT (the report's path).
@@ -51,10 +52,11 @@ dryrun: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 test: lint
 	$(RUN) $(BIN)/python -m pytest
 
 clean-results:
 	rm -rf results/sources results/files results/sizes results/measurements results/tables \
-		results/logs results/config.yaml results/provenance.json
+		results/logs results/config.yaml results/plan.json results/provenance.json

@@ -19,9 +19,10 @@ validate(config, "workflow/schemas/config.schema.yaml")
 # snakemake --report results/report.html: every figure and table, with captions
 report: "workflow/report/workflow.rst"
 
-from analysis.plan import study  # noqa: E402  (the package every rule calls; also names every path)
+# the study grid, every path of it, and the config checks the schema cannot express
+from analysis.plan import checks, paths, study  # noqa: E402
 
-study.check(config)
+checks.check(config)
 RESULTS = config["results"]
 FILES = study.files(config)
 READ_PLAN = study.read_plan(config)  # file -> its readers

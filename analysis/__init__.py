@@ -1,3 +1,17 @@
-"""hepfmt: how do ROOT and Parquet compare on NanoAOD-like data, on this machine, today."""
+"""hepfmt: how do ROOT and Parquet compare on NanoAOD-like data, on this machine, today.
+
+The package is one subpackage per stage of the study, each importing only the stages below it
+(checked by the import contracts in pyproject.toml):
+
+* ``plan``: the config and what it asks for (files, read plan, pairs, paths, batch resources);
+* ``metastudy``: the metadata-cost study of wide tables;
+* ``report``: tables, documents and figures, from the records the other stages wrote;
+* ``measure``: sizes, timed reads in isolated processes, the page cache, timing summaries;
+* ``formats``: one adapter per on-disk format (``formats/root/`` for ROOT), one registry;
+* ``samples``: the source samples: schema, value model, generation, import;
+* ``codec``, ``checksum``, ``provenance``, ``atomic``, ``errors``: shared by every stage.
+
+``cli`` is the ``hepfmt`` command the workflow's rules call.
+"""
 
 __version__ = "0.1.0"

@@ -7,11 +7,15 @@ a later step (or Snakemake) would take as complete.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from analysis.errors import InputError
 
 
 @contextmanager
@@ -27,8 +31,26 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, target)
+    except Exception as exc:
+        _raise_if_disk_full(target, exc)
+        raise
     finally:
         tmp.unlink(missing_ok=True)
+
+
+#: Below this much free space a failed write is reported as a full disk: ROOT does not raise on
+#: a failed write, it leaves a file that later fails to open ("not a readable ROOT file").
+FULL_BYTES = 1 << 20
+
+
+def _raise_if_disk_full(target: Path, exc: BaseException) -> None:
+    try:
+        free = shutil.disk_usage(target.parent).free
+    except OSError:
+        return
+    if getattr(exc, "errno", None) == errno.ENOSPC or free < FULL_BYTES:
+        raise InputError(target, f"disk full: {free / 1e6:.1f} MB free on its filesystem "
+                                 f"(the write failed: {exc})") from exc
 
 
 def write_json(target: str | Path, doc: object) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
 import warnings
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import ConfigError, HepfmtError
+from analysis.errors import VERBOSE, ConfigError, HepfmtError
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -65,19 +65,28 @@ def cmd_schema_extract(a: argparse.Namespace) -> None:
 
 
 def cmd_validate_model(a: argparse.Namespace) -> None:
-    from analysis.measure.fidelity import compare, report
+    from analysis.errors import VerificationError
+    from analysis.measure.fidelity import GOAL, compare, misses, report
     from analysis.samples.model import load_model
 
     model = load_model(a.model)
-    text = report(compare(a.file, model, a.tree, a.seed), a.file, model.origin)
+    tables = compare(a.file, model, a.tree, a.seed)
+    text = report(tables, a.file, model.origin)
     print(text)
     if a.output:
         Path(a.output).write_text(text)
+    missed = misses(tables)
+    if len(missed) and not a.report_only:
+        worst = ", ".join(f"{r['format']} {r['variant']} {r['group']} {r['diff %']:+.0f}%"
+                          for r in missed.head(3).to_dict("records"))
+        raise VerificationError(a.file, f"the synthetic sample misses the {GOAL:.0%} goal in "
+                                        f"{len(missed)} checks (worst: {worst})")
 
 
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis import formats
     from analysis.measure.sizes import write_size_record
+    from analysis.measure.verify import check_source, verify_written
 
     fmt = formats.get(a.format)
     variant = fmt.variant(a.variant, "--variant")
@@ -86,10 +95,18 @@ def cmd_convert(a: argparse.Namespace) -> None:
     if unknown:
         raise ConfigError("--option", f"{a.format} has no writer option {unknown[0]!r}; "
                                       f"known: {sorted(fmt.options)}")
+    meta = check_source(a.source)
     fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
+    unverifiable = fmt.unverifiable(options) if fmt.unverifiable else None
+    if unverifiable is None:
+        try:
+            verify_written(a.output, a.format, meta)
+        except HepfmtError:
+            Path(a.output).unlink(missing_ok=True)  # never a result
+            raise
     if a.size_output:
         write_size_record(a.output, a.name or a.format, a.format, variant.name, a.cluster_size,
-                          a.source, a.size_output, options)
+                          a.source, a.size_output, options, unverifiable)
 
 
 def cmd_measure(a: argparse.Namespace) -> None:
@@ -106,17 +123,25 @@ def cmd_measure(a: argparse.Namespace) -> None:
                  a.timeout, name=a.name)
 
 
-def cmd_tabulate(a: argparse.Namespace) -> None:
+def cmd_plan_record(a: argparse.Namespace) -> None:
+    from analysis.atomic import write_json
     from analysis.plan import config as cfg
+    from analysis.plan.record import record
+
+    write_json(a.output, record(cfg.load(a.config)))
+
+
+def cmd_tabulate(a: argparse.Namespace) -> None:
+    from analysis.report import plan_record
     from analysis.report.tables import tabulate
 
-    tabulate(cfg.load(a.config), a.sizes, a.reads, a.output, a.provenance)
+    tabulate(plan_record.load(a.plan), a.sizes, a.reads, a.output, a.provenance)
 
 
 def cmd_figure(a: argparse.Namespace) -> None:
     from analysis.report.figures import make
 
-    for path in make(a.family, a.tables, a.provenance, a.config, a.output, a.config_name):
+    for path in make(a.family, a.tables, a.provenance, a.plan, a.output, a.config_name):
         print(f"wrote {path}", file=sys.stderr)
 
 
@@ -154,8 +179,10 @@ def cmd_metadata_time(a: argparse.Namespace) -> None:
 def cmd_metadata_tabulate(a: argparse.Namespace) -> None:
     from analysis.metastudy import plots, tables
     from analysis.plan import config as cfg
+    from analysis.report.documents import read_provenance
+
     df = tables.tabulate(cfg.load(a.config), a.timings, a.output, a.provenance)
-    prov = json.loads(Path(a.provenance or Path(a.output) / "provenance.json").read_text())
+    prov = read_provenance(a.provenance or Path(a.output) / "provenance.json")
     plots.plot(df, a.plots or a.output, prov, a.config_name)
 
 
@@ -216,6 +243,8 @@ def _metadata_parser(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description=__doc__)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the libraries' own messages (ROOT's) and tracebacks")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("generate", help="generate a NanoAOD-like source sample (Arrow IPC)")
@@ -228,10 +257,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", required=True)
     g.set_defaults(func=cmd_generate)
 
-    i = sub.add_parser("import", help="copy a real TTree (NanoAOD or any flat/jagged tree, "
-                                      "local or root://) into a source sample")
+    i = sub.add_parser("import", help="copy a real TTree, RNTuple or Parquet file or directory "
+                                      "(NanoAOD or any flat/jagged table, local or root://) "
+                                      "into a source sample")
     i.add_argument("file")
-    i.add_argument("--tree", default="Events")
+    i.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     i.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
     i.add_argument("-o", "--output", required=True)
     i.set_defaults(func=cmd_import)
@@ -239,19 +269,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schema", help="branch schemas and value models")
     ssub = s.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
     se = ssub.add_parser("extract", help="learn a value model (schema, value distributions, "
-                                         "multiplicities, mantissa bits) from a real file")
+                                         "multiplicities, mantissa bits) from a real file: "
+                                         "TTree, RNTuple or Parquet")
     se.add_argument("file")
-    se.add_argument("--tree", default="Events")
+    se.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     se.add_argument("-o", "--output", required=True)
     se.set_defaults(func=cmd_schema_extract)
 
     v = sub.add_parser("validate-model", help="compare a real file with a synthetic sample of "
                                               "the same size, written through the same codecs")
-    v.add_argument("file", help="the real ROOT file")
+    v.add_argument("file", help="the real file: TTree, RNTuple or Parquet (file or directory)")
     v.add_argument("model", nargs="?", help="value model JSON (default: built-in)")
-    v.add_argument("--tree", default="Events")
+    v.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     v.add_argument("--seed", type=int, default=1)
     v.add_argument("-o", "--output", help="also write the report (Markdown) here")
+    v.add_argument("--report-only", action="store_true",
+                   help="exit 0 even when the synthetic sample misses the goal")
     v.set_defaults(func=cmd_validate_model)
 
     c = sub.add_parser("convert", help="write a source sample in one format/variant/cluster size")
@@ -283,8 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--output", required=True)
     m.set_defaults(func=cmd_measure)
 
+    r = sub.add_parser("plan-record", help="what the tables and figures need of the study "
+                                           "(labels, readers, pairings, selections), as JSON")
+    r.add_argument("config", help="the resolved config (results/config.yaml)")
+    r.add_argument("-o", "--output", required=True, help="where to write it (results/plan.json)")
+    r.set_defaults(func=cmd_plan_record)
+
     t = sub.add_parser("tabulate", help="size, read-time and ratio tables from measurements")
-    t.add_argument("--config", required=True)
+    t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     t.add_argument("--sizes", nargs="+", required=True, help="size records from convert")
     t.add_argument("--reads", nargs="*", default=[], help="read measurements from measure")
     t.add_argument("-o", "--output", required=True, help="output directory for tables")
@@ -295,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("family", help="size, ratios, tradeoff, groups or memory")
     f.add_argument("--tables", required=True, help="directory of tabulate's CSV tables")
     f.add_argument("--provenance", required=True, help="tabulate's provenance.json")
-    f.add_argument("--config", required=True, help="the resolved config (results/config.yaml)")
+    f.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     f.add_argument("--config-name", help="how the footer names the config (e.g. default.yaml)")
     f.add_argument("-o", "--output", required=True, help="output directory")
     f.set_defaults(func=cmd_figure)
@@ -308,13 +347,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _subject(a: argparse.Namespace) -> str:
+    """The file a command works on, to name in an error that does not name one itself."""
+    for key in ("file", "source", "config", "output"):
+        if getattr(a, key, None):
+            return str(getattr(a, key))
+    return a.command
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Bad input, a wrong config or a full disk end in one line naming the
+    file and the problem, and exit status 2; ``--verbose`` adds the libraries' detail."""
     warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        os.environ[VERBOSE] = "1"  # child processes (measurements) inherit it
     try:
         args.func(args)
     except HepfmtError as exc:
         print(f"hepfmt {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a library's own error: one line unless asked for the detail
+        if args.verbose or os.environ.get(VERBOSE):
+            raise
+        print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
+              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
+              "(--verbose for the detail)", file=sys.stderr)
         return 2
     return 0
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: Set (to 1) when the user asked for the libraries' own messages (``hepfmt --verbose``).
+VERBOSE = "HEPFMT_VERBOSE"
+
 
 class HepfmtError(Exception):
     """Base class; the CLI prints these as one line and exits with status 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))  # libraries' messages span lines
 
 
 class InputError(HepfmtError):

@@ -22,7 +22,7 @@ from analysis.formats.base import (
 )
 
 __all__ = ["REGISTRY", "Entry", "Format", "Layout", "Reader", "add_checksums", "check_layout",
-           "entry", "extension", "get", "label", "names", "register", "require_branches"]
+           "entry", "extension", "get", "label", "load", "names", "register", "require_branches"]
 
 
 @dataclass(frozen=True)
@@ -67,5 +67,10 @@ def extension(name: str) -> str:
     return entry(name).extension
 
 
+def load(module: str) -> Format:
+    """The ``FORMAT`` an adapter module defines."""
+    return importlib.import_module(module).FORMAT
+
+
 def get(name: str) -> Format:
-    return importlib.import_module(entry(name).module).FORMAT
+    return load(entry(name).module)

@@ -21,14 +21,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum
 from analysis.codec import Variant, pyarrow_levels
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import (
     Format,
     Layout,
-    Reader,
-    add_checksums,
+    Marks,
+    arrow_reader,
     check_layout,
     require_branches,
 )
@@ -179,26 +178,29 @@ def _prepare(threads: int) -> None:
     pa.set_cpu_count(max(1, threads))
 
 
-def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-    """Memory-mapped; only the selected columns' buffers are decompressed, batch by batch."""
-    schema = _open(path).schema
-    require_branches(path, schema.names, branches)
-    fields = [schema.get_field_index(b) for b in branches]
-    reader = _open(path, pa.ipc.IpcReadOptions(included_fields=fields,
-                                               use_threads=threads > 1))
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+def _check(path: str, branches: list[str]) -> None:
+    require_branches(path, _open(path).schema.names, branches)
+
+
+def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
+    """Batch by batch; only the selected columns' buffers are read and decompressed. Read
+    from the file, not memory-mapped: a mapped uncompressed batch would be handed over
+    without a byte of it read, and a scan must bring every value into memory."""
     try:
+        reader = pa.ipc.open_file(pa.OSFile(str(path), "rb"))
+        fields = [reader.schema.get_field_index(b) for b in branches]
+        reader = pa.ipc.open_file(pa.OSFile(str(path), "rb"), options=pa.ipc.IpcReadOptions(
+            included_fields=fields, use_threads=threads > 1))
+        marks.opened()
         for i in range(reader.num_record_batches):
-            batch = reader.get_batch(i)
-            add_checksums(out, batch, branches)
+            yield reader.get_batch(i)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
-    return out
 
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     levels=pyarrow_levels(["lz4", "zstd"]),
     write=write, describe=describe, options=frozenset(),
-    readers={"pyarrow": Reader("pyarrow", "pyarrow", _prepare, _read)},
+    readers={"pyarrow": arrow_reader("pyarrow", "pyarrow", _prepare, _chunks, _check)},
 )

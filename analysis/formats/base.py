@@ -9,7 +9,8 @@ particular to its library.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -36,8 +37,45 @@ class PrepareFn(Protocol):
 
 
 class ReadFn(Protocol):
-    def __call__(self, path: str, branches: list[str]) -> dict[str, Checksum]:
+    def __call__(self, path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
         """Decode every value of ``branches``; their checksums prove it was done."""
+
+
+class ScanFn(Protocol):
+    def __call__(self, path: str, branches: list[str], threads: int, marks: Marks) -> int:
+        """What a user's read does and nothing else: decode every value of ``branches`` into
+        memory and hold it until returning; report progress to ``marks``; return the entries
+        read."""
+
+
+class Marks:
+    """When a scan reached each part of a read, on the clock of ``time.perf_counter``
+    (CLOCK_MONOTONIC on Linux, the clock C++'s ``std::chrono::steady_clock`` reads, so compiled
+    loops can hand their own times over).
+
+    A scan calls :meth:`opened` once the file and its metadata are open and :meth:`chunk` after
+    each cluster / row group / record batch it has decoded; the harness turns the marks into
+    open time, set-up and steady throughput. Kept free of any measurement code: formats only
+    report, ``analysis.measure`` interprets.
+    """
+
+    __slots__ = ("opened_at", "chunks")
+
+    def __init__(self) -> None:
+        self.opened_at: float | None = None
+        #: (entries done, time) after each chunk, in reading order
+        self.chunks: list[tuple[int, float]] = []
+
+    def opened(self, at: float | None = None) -> None:
+        self.opened_at = time.perf_counter() if at is None else at
+
+    def chunk(self, entries_done: int, at: float | None = None) -> None:
+        self.chunks.append((int(entries_done), time.perf_counter() if at is None else at))
+
+    def since(self, start: float) -> dict:
+        """The marks as seconds after ``start`` (when the scan was called), for a record."""
+        return {"opened_s": None if self.opened_at is None else self.opened_at - start,
+                "chunks": [(n, t - start) for n, t in self.chunks]}
 
 
 @dataclass(frozen=True)
@@ -82,12 +120,14 @@ class Layout(Mapping):
 @dataclass(frozen=True)
 class Reader:
     """A way to read a format. ``prepare`` runs once per process before any timing (imports,
-    JIT declarations, thread settings); ``read`` is what gets timed."""
+    JIT declarations, thread settings); ``read`` returns checksums, to prove the reader right,
+    untimed; ``scan`` is the same read without the proof: what gets timed."""
 
     name: str
     library: str  # the package whose version the provenance must name
     prepare: PrepareFn
     read: ReadFn
+    scan: ScanFn
 
 
 @dataclass(frozen=True)
@@ -103,6 +143,11 @@ class Format:
     #: the level range of each algorithm that takes one; None = not checked here (the adapter
     #: or its library checks)
     levels: Levels | None = None
+    #: the reader that reads every written file back to prove it (default: the first reader)
+    verifier: str | None = None
+    #: why a file written with these writer options cannot be proven by any reader (None: it
+    #: can); such a file's size is recorded as unverified, never silently as verified
+    unverifiable: Callable[[dict], str | None] | None = None
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key, self.levels)
@@ -139,3 +184,50 @@ def add_checksums(out: dict[str, Checksum], table, branches: list[str]) -> None:
 
     for b in branches:
         out[b] = merge(out[b], checksum(to_column(table.column(b)).values))
+
+
+#: Chunks of a read handed over as Arrow tables or record batches, after ``marks.opened()``
+#: was called once the file was open.
+ChunksFn = Callable[[str, list[str], int, Marks], Iterable]
+
+
+def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
+                 check: Callable[[str, list[str]], None]) -> Reader:
+    """A reader whose library hands its data over as Arrow chunks: ``read`` checks the
+    selection (``check``) and checksums every chunk, ``scan`` keeps every chunk until it
+    returns, so both do exactly the same decoding and only ``read`` pays for the proof."""
+
+    def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+        check(path, branches)
+        out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+        for chunk in chunks(path, branches, threads, Marks()):
+            add_checksums(out, chunk, branches)
+        return out
+
+    def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
+        return keep_chunks(chunks(path, branches, threads, marks), marks)
+
+    return Reader(name, library, prepare, read, scan)
+
+
+def keep_chunks(chunks: Iterable, marks: Marks) -> int:
+    """Hold every decoded chunk until the whole read is done (as a user's read returns all
+    of it), marking each; the entries read."""
+    kept, entries = [], 0
+    for chunk in chunks:
+        kept.append(chunk)
+        entries += len(chunk)
+        marks.chunk(entries)
+    return entries
+
+
+def awkward_checksums(chunks: Iterable, branches: list[str]) -> dict[str, Checksum]:
+    """Per-branch checksums of the readers that hand their data over as awkward arrays
+    (chunks indexable by branch name)."""
+    import awkward as ak
+
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    for arrays in chunks:
+        for b in branches:
+            out[b] = merge(out[b], checksum(ak.to_numpy(ak.flatten(arrays[b], axis=None))))
+    return out

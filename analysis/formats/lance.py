@@ -33,14 +33,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum
 from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
     Format,
     Layout,
-    Reader,
-    add_checksums,
+    Marks,
+    arrow_reader,
     check_layout,
     require_branches,
 )
@@ -240,20 +239,21 @@ def _prepare(threads: int) -> None:
     import lance.file  # noqa: F401
 
 
-def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-    names = set(_reader(path).metadata().schema.names)
-    require_branches(path, names, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+def _check(path: str, branches: list[str]) -> None:
+    require_branches(path, set(_reader(path).metadata().schema.names), branches)
+
+
+def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
+    reader = _reader(path, branches)
+    marks.opened()
     try:
-        for batch in _reader(path, branches).read_all(batch_size=READ_BATCH).to_batches():
-            add_checksums(out, batch, branches)
+        yield from reader.read_all(batch_size=READ_BATCH).to_batches()
     except (OSError, ValueError) as exc:
         raise InputError(path, f"lance could not read it: {exc}") from exc
-    return out
 
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset({"max_page_bytes", "version"}),
-    readers={"lance": Reader("lance", "pylance", _prepare, _read)},
+    readers={"lance": arrow_reader("lance", "pylance", _prepare, _chunks, _check)},
 )

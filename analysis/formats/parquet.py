@@ -25,15 +25,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import Checksum
 from analysis.codec import PARQUET_CODECS, Variant, pyarrow_levels
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
     Format,
     Layout,
+    Marks,
     Reader,
     add_checksums,
+    arrow_reader,
+    awkward_checksums,
     check_layout,
+    keep_chunks,
     require_branches,
 )
 from analysis.samples.source import open_source, read_source_meta
@@ -145,38 +149,38 @@ def _prepare_pyarrow(threads: int) -> None:
     pa.set_io_thread_count(max(1, threads))
 
 
-def _read_pyarrow(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-    pf = _check_branches(path, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+def _check_branches(path: str, branches: list[str]) -> None:
+    require_branches(path, _open(path).schema_arrow.names, branches)
+
+
+def _pyarrow_chunks(path: str, branches: list[str], threads: int, marks: Marks):
+    """Row group by row group, as a reader that streams a file does."""
+    pf = _open(path)
+    marks.opened()
     try:
         for i in range(pf.metadata.num_row_groups):
-            t = pf.read_row_group(i, columns=branches, use_threads=threads > 1)
-            add_checksums(out, t, branches)
+            yield pf.read_row_group(i, columns=branches, use_threads=threads > 1)
     except pa.ArrowException as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
-    return out
 
 
-def _check_branches(path: str, branches: list[str]) -> pq.ParquetFile:
-    pf = _open(path)
-    require_branches(path, pf.schema_arrow.names, branches)
-    return pf
+def _awkward_arrays(path: str, branches: list[str]):
+    """The whole selection in one call, as awkward users read a file."""
+    import awkward as ak
+
+    try:
+        return ak.from_parquet(path, columns=branches)
+    except (pa.ArrowException, ValueError) as exc:
+        raise InputError(path, f"awkward could not read it: {exc}") from exc
 
 
 def _read_awkward(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-    import awkward as ak
+    _check_branches(path, branches)
+    return awkward_checksums([_awkward_arrays(path, branches)], branches)
 
-    pf = _check_branches(path, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
-    try:
-        for i in range(pf.metadata.num_row_groups):
-            arrays = ak.from_parquet(path, columns=branches, row_groups=[i])
-            for b in branches:
-                flat = ak.to_numpy(ak.flatten(arrays[b], axis=None))
-                out[b] = merge(out[b], checksum(flat))
-    except (pa.ArrowException, ValueError) as exc:
-        raise InputError(path, f"awkward could not read it: {exc}") from exc
-    return out
+
+def _scan_awkward(path: str, branches: list[str], threads: int, marks: Marks) -> int:
+    return keep_chunks([_awkward_arrays(path, branches)], marks)
 
 
 def _prepare_polars(threads: int) -> None:
@@ -187,40 +191,47 @@ def _prepare_polars(threads: int) -> None:
     import polars  # noqa: F401
 
 
-def _read_polars(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+def _polars_chunks(path: str, branches: list[str], threads: int, marks: Marks):
+    """One frame, decoded into polars' own memory; handed over as Arrow (zero-copy) only to
+    be checksummed, so ``scan`` keeps the polars frame itself."""
     import polars as pl
 
-    _check_branches(path, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     try:
         frame = pl.read_parquet(path, columns=branches)
     except pl.exceptions.PolarsError as exc:
         raise InputError(path, f"polars could not read it: {exc}") from exc
-    add_checksums(out, frame.to_arrow(), branches)
+    yield frame
+
+
+def _read_polars(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    _check_branches(path, branches)
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    for frame in _polars_chunks(path, branches, threads, Marks()):
+        add_checksums(out, frame.to_arrow(), branches)
     return out
+
+
+def _scan_polars(path: str, branches: list[str], threads: int, marks: Marks) -> int:
+    return keep_chunks(_polars_chunks(path, branches, threads, marks), marks)
 
 
 def _prepare_duckdb(threads: int) -> None:
     import duckdb  # noqa: F401
 
 
-def _read_duckdb(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
     """A full scan of the selection: DuckDB decodes it into its vectors and streams them out as
-    Arrow batches."""
+    Arrow batches; the file is open once the query is bound (its schema read)."""
     import duckdb
 
-    _check_branches(path, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
     try:
         with duckdb.connect(config={"threads": max(1, threads)}) as con:
-            batches = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]) \
-                .to_arrow_reader(65536)
-            for batch in batches:
-                add_checksums(out, batch, branches)
+            rel = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path])
+            marks.opened()
+            yield from rel.to_arrow_reader(65536)
     except duckdb.Error as exc:
         raise InputError(path, f"DuckDB could not read it: {exc}") from exc
-    return out
 
 
 def _prepare_awkward(threads: int) -> None:
@@ -234,9 +245,11 @@ FORMAT = Format(
     levels=pyarrow_levels(list(PARQUET_CODECS)),
     write=write, describe=describe,
     readers={
-        "pyarrow": Reader("pyarrow", "pyarrow", _prepare_pyarrow, _read_pyarrow),
-        "awkward": Reader("awkward", "awkward", _prepare_awkward, _read_awkward),
-        "polars": Reader("polars", "polars", _prepare_polars, _read_polars),
-        "duckdb": Reader("duckdb", "duckdb", _prepare_duckdb, _read_duckdb),
+        "pyarrow": arrow_reader("pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks,
+                                _check_branches),
+        "awkward": Reader("awkward", "awkward", _prepare_awkward, _read_awkward, _scan_awkward),
+        "polars": Reader("polars", "polars", _prepare_polars, _read_polars, _scan_polars),
+        "duckdb": arrow_reader("duckdb", "duckdb", _prepare_duckdb, _duckdb_chunks,
+                               _check_branches),
     },
 )

@@ -24,14 +24,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum
 from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
     Format,
     Layout,
-    Reader,
-    add_checksums,
+    Marks,
+    arrow_reader,
     require_branches,
 )
 from analysis.samples.source import iter_clusters, read_source_meta, schema_of
@@ -146,21 +145,23 @@ def _prepare(threads: int) -> None:
     vx.set_worker_threads(max(1, threads))
 
 
-def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+def _check(path: str, branches: list[str]) -> None:
+    require_branches(path, _names(_open(path)), branches)
+
+
+def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
     f = _open(path)
-    require_branches(path, _names(f), branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    marks.opened()
     try:
         for chunk in f.scan(branches):  # decodes Vortex's encodings into Arrow
-            table = pa.Table.from_struct_array(chunk.to_arrow_array())
-            add_checksums(out, table, branches)
+            yield pa.Table.from_struct_array(chunk.to_arrow_array())
     except Exception as exc:
         raise InputError(path, f"vortex could not read it: {exc}") from exc
-    return out
 
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset(),
-    readers={"vortex": Reader("vortex", "vortex-data", _prepare, _read)},
+    readers={"vortex": arrow_reader("vortex", "vortex-data", _prepare, _chunks,
+                                    _check)},
 )

@@ -9,7 +9,10 @@ naming the file.
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,20 +21,38 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from analysis.errors import HepfmtError, VerificationError
+from analysis.errors import VERBOSE, HepfmtError, InputError, VerificationError
 
 
 def spawn(module: str, spec: object, path: str | Path, what: str, timeout: float) -> dict:
     """Run ``module``'s :func:`child` on ``spec`` in a new interpreter; return its result."""
+    return _run([sys.executable, "-m", module, json.dumps(asdict(spec))], path, what, timeout)
+
+
+def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: float) -> object:
+    """``function`` (``module:name``) called with ``kwargs`` in a new interpreter: for opening
+    a file nobody has verified, whose library may crash (a segfault in ROOT becomes an error
+    naming ``path`` instead of killing the caller)."""
+    return _run([sys.executable, "-m", __name__, function, json.dumps(kwargs)], path, what,
+                timeout)["result"]
+
+
+def _run(cmd: list[str], path: str | Path, what: str, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="hepfmt-fresh-") as tmp:
         out = Path(tmp) / "result.json"
-        cmd = [sys.executable, "-m", module, json.dumps(asdict(spec)), str(out)]
+        cmd = [*cmd, str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             raise VerificationError(path, f"{what} timed out ({timeout} s)") from exc
+        if proc.returncode < 0:
+            raise InputError(path, f"{what} crashed ({signal.Signals(-proc.returncode).name}): "
+                                   "the library could not handle this file")
         if proc.returncode != 0 or not out.exists():
             tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            own = tail.removeprefix("hepfmt: ")
+            if own != tail and own.startswith(f"{path}: "):  # the child named the file already
+                raise VerificationError(path, own[len(f"{path}: "):])
             raise VerificationError(path, f"{what} failed: {tail}")
         return json.loads(out.read_text())
 
@@ -45,5 +66,21 @@ def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> i
     except HepfmtError as exc:
         print(f"hepfmt: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a library's own error: the parent shows the last line
+        if os.environ.get(VERBOSE):
+            raise
+        print(f"hepfmt: {type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     Path(argv[1]).write_text(json.dumps(result))
     return 0
+
+
+def _call_child(argv: list[str]) -> int:
+    function, kwargs, out = argv
+    module, name = function.split(":")
+    return child([kwargs, out], dict, lambda kw: {
+        "result": getattr(importlib.import_module(module), name)(**kw)})
+
+
+if __name__ == "__main__":  # python -m analysis.measure.isolated MODULE:FUNCTION KWARGS OUT
+    sys.exit(_call_child(sys.argv[1:]))

@@ -34,6 +34,7 @@ from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import InputError, VerificationError
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
+from analysis.measure.timing import summarize
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
 
@@ -52,6 +53,9 @@ class ReadSpec:
     modes: list[str]
     repetitions: int
     threads: int
+    #: the adapter's module: the child imports it directly, so a format registered at run time
+    #: (a plug-in, a test's toy format) is read there too; empty = the registry's
+    module: str = ""
 
 
 def _io_read_bytes() -> int:
@@ -103,7 +107,7 @@ def run_read(spec: ReadSpec) -> dict:
     bad_modes = [m for m in spec.modes if m not in MODES]
     if bad_modes:
         raise VerificationError(spec.path, f"unknown cache mode {bad_modes[0]!r}")
-    reader = formats.get(spec.format).readers[spec.reader]
+    reader = formats.load(spec.module or formats.entry(spec.format).module).readers[spec.reader]
     meta = read_source_meta(spec.source)
     reference = {b: tuple(meta["checksums"][b]) for b in spec.branches}
     reader.prepare(spec.threads)
@@ -137,14 +141,6 @@ def run_read(spec: ReadSpec) -> dict:
     return {"modes": out, "baseline_rss_bytes": baseline_rss,
             "read_peak_rss_bytes": read_peak_bytes(rss_method), "rss_method": rss_method,
             "peak_rss_bytes": _process_peak_bytes()}
-
-
-def summarize(walls: list[float]) -> dict:
-    """Median and spread of repeated timings: medians resist the odd slow repetition."""
-    w = np.asarray(walls)
-    q25, q50, q75 = np.percentile(w, [25, 50, 75])
-    return {"median_s": float(q50), "iqr_s": float(q75 - q25), "std_s": float(w.std(ddof=1))
-            if w.size > 1 else 0.0, "min_s": float(w.min()), "n": int(w.size)}
 
 
 def _spawn(spec: ReadSpec, timeout: float) -> dict:
@@ -195,7 +191,11 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    zip_by_branch = fmt.describe(path)["zip_bytes_by_branch"]
+    # the file is opened by a library for the first time here: in a child process, where a
+    # crash on a corrupt file becomes an error naming it
+    zip_by_branch = isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
+                                  {"path": str(path), "module": formats.entry(format_name).module}, path,
+                                  "reading its layout", timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
@@ -209,7 +209,7 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
         if missing:
             raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
         spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
-                        list(modes), repetitions, n_threads)
+                        list(modes), repetitions, n_threads, formats.entry(format_name).module)
         res = _spawn(spec, timeout)
         zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
         naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)

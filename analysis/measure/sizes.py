@@ -17,6 +17,12 @@ from analysis.samples.source import read_source_meta, schema_of
 TRIGGERS = "triggers"
 
 
+def zip_bytes_by_branch(path: str, module: str) -> dict[str, int]:
+    """Compressed bytes of each branch, from the file's own metadata (empty where the library
+    does not say); ``module`` is the adapter's, so that a child process needs no registry."""
+    return dict(formats.load(module).describe(Path(path)).zip_bytes_by_branch)
+
+
 def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
     """File bytes, normalised size (file bytes / naive bytes), and compressed bytes per group.
 
@@ -50,14 +56,16 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
 
 def write_size_record(path: str | Path, name: str, adapter: str, variant: str,
                       cluster_size: int, source: str | Path, out: str | Path,
-                      options: dict | None = None) -> dict:
+                      options: dict | None = None, unverifiable: str | None = None) -> dict:
     """The size record of one file with its identity, writer options and provenance, written
-    atomically. ``name`` is the config's name of the format, ``adapter`` its module."""
+    atomically. ``name`` is the config's name of the format, ``adapter`` its module;
+    ``unverifiable`` says why its content could not be proven (None: it was, every branch)."""
     meta = read_source_meta(source)
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": name, "adapter": adapter,
         "variant": variant, "cluster_size": cluster_size, "options": options or {},
+        "verified": unverifiable is None, "unverifiable": unverifiable,
         "n_events": meta["n_events"], **size_record(path, adapter, source),
         "provenance": collect(data_path=Path(path).parent),
     }

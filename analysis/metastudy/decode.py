@@ -43,11 +43,13 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import records
 from analysis.atomic import write_json
 from analysis.errors import HepfmtError, InputError, VerificationError
 from analysis.formats.root.backend import TREE, root
 from analysis.measure import isolated
 from analysis.measure.pagecache import resident_pages
+from analysis.measure.timing import summarize
 from analysis.provenance import collect
 
 MIN_REPETITIONS = 5
@@ -180,14 +182,6 @@ class TimingSpec:
     budget_s: float
 
 
-def summarize(times: list[float]) -> dict:
-    """Median and spread (interquartile range) of repeated timings, in seconds."""
-    t = np.asarray(times)
-    q25, q50, q75 = np.percentile(t, [25, 50, 75])
-    return {"median_s": float(q50), "q25_s": float(q25), "q75_s": float(q75),
-            "iqr_s": float(q75 - q25), "min_s": float(t.min()), "n": int(t.size)}
-
-
 def _timed(fn: Callable[[], tuple[int, int]]) -> tuple[float, float, tuple[int, int]]:
     gc.collect()
     gc.disable()
@@ -284,14 +278,7 @@ def _rust_timing(spec: TimingSpec, binary: str, timeout: float) -> dict[str, dic
 
 def load_layout(path: str | Path) -> dict:
     """A file's record from ``hepfmt metadata write`` (what its metadata says)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"not a readable layout record ({exc})") from exc
-    missing = [k for k in ("format", "columns", "groups", "metadata_bytes") if k not in doc]
-    if missing:
-        raise InputError(path, f"not a complete layout record (no {', '.join(missing)})")
-    return doc
+    return records.load(path, ("format", "columns", "groups", "metadata_bytes"), "layout record")
 
 
 def time_file(path: str | Path, layout: dict, implementations: list[str], repetitions: int,

@@ -1,5 +1,6 @@
 """Log-log plots of the metadata study: decode time and metadata size vs number of columns, one
-line per implementation (and Parquet statistics level), from ``metatables``' main table.
+line per implementation (and Parquet statistics level), from :mod:`.tables`' main table, in
+the house style of every hepfmt figure (:mod:`analysis.report.style`).
 
 On log-log axes a line's slope is the exponent of its growth (1 = linear in the number of
 columns, 2 = quadratic), which is what compares across machines. Error bars span the
@@ -14,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no display, no global figure state
 
-from analysis.report.figures import provenance_footer, render
+from analysis.report.style import figure, figure_legend, provenance_footer, render
 
 COLORS = {"pyarrow": "tab:blue", "arrow-rs": "tab:green", "arrow-rs+page-index": "tab:olive",
           "root-ttree": "tab:red", "root-rntuple": "tab:purple", "uproot-ttree": "tab:orange",
@@ -26,15 +27,6 @@ LAYOUT_COLORS = {"parquet-none": "tab:cyan", "parquet-chunk": "tab:blue",
 
 def _label(impl: str, stats: str) -> str:
     return impl if stats == "-" else f"{impl} ({stats} stats)"
-
-
-def _legend(fig: Figure, axes) -> None:
-    """One legend for all panels, beside them (below, it would cover the provenance footer)."""
-    handles: dict[str, object] = {}
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-    fig.legend(handles.values(), handles.keys(), loc="outside right upper", fontsize="small")
 
 
 def _panels(df: pd.DataFrame) -> list[str]:
@@ -77,7 +69,7 @@ def decode_time(df: pd.DataFrame) -> tuple[Figure, list[str]]:
             ax.grid(True, which="both", alpha=0.3)
             if c == 0:
                 ax.set_ylabel("metadata decode time (ms, median, IQR bars)")
-    _legend(fig, axes)
+    figure_legend(fig, axes, fontsize="small")
     return fig, ["from memory: the metadata bytes were loaded first, only the decode is timed; "
                  "from disk: the decoder opens the page-cached file"]
 
@@ -86,8 +78,7 @@ def metadata_size(df: pd.DataFrame) -> tuple[Figure, list[str]]:
     """Bytes of metadata per layout as stored; ROOT's uncompressed (dotted) and Parquet's page
     index (dashed) apart."""
     panels = _panels(df)
-    fig = Figure(figsize=(5.2 * len(panels), 4.6), layout="constrained")
-    axes = fig.subplots(1, len(panels), squeeze=False, sharex=True, sharey=True)
+    fig, axes = figure(1, len(panels), 5.2, 4.6, sharex=True, sharey=True)
     sizes = df.drop_duplicates(["dataset", "layout"])
     for c, panel in enumerate(panels):
         ax = axes[0][c]
@@ -112,7 +103,7 @@ def metadata_size(df: pd.DataFrame) -> tuple[Figure, list[str]]:
         ax.grid(True, which="both", alpha=0.3)
         if c == 0:
             ax.set_ylabel("metadata bytes (as stored)")
-    _legend(fig, axes)
+    figure_legend(fig, axes, fontsize="small")
     return fig, ["ROOT compresses its metadata: 'as stored' is what a reader fetches"]
 
 

@@ -8,11 +8,11 @@ saying whether the binary exists (and where), which the timing jobs read.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
+from analysis import records
 from analysis.atomic import write_json
 from analysis.metastudy.decode import RUST_HELPER, rust_helper_version
 
@@ -44,5 +44,5 @@ def binary_from(record: str | Path | None) -> str | None:
     if record is None:
         return None
 
-    doc = json.loads(Path(record).read_text())
+    doc = records.load(record, ("available",), "helper build record")
     return doc["binary"] if doc.get("available") and Path(doc["binary"]).exists() else None

@@ -12,20 +12,20 @@ and statistics level, and how they scale with the number of columns.
   (chunk statistics), and the NanoAOD-width sample.
 
 Every CSV starts with ``#`` provenance lines and the Markdown ends with them, as the read study's
-tables (the helpers are :mod:`analysis.report.tables`'s).
+tables (both are written by :mod:`analysis.report.documents`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from analysis import records
 from analysis.errors import InputError
-from analysis.report.tables import (
+from analysis.report.documents import (
     Section,
     merged_provenance,
     provenance_lines,
@@ -38,23 +38,12 @@ REFERENCE = ("pyarrow", "chunk")  # pyarrow's default: statistics in the footer,
 GROUP = ["type", "implementation", "stats", "mode"]
 
 
-def _read(path: str | Path, keys: tuple[str, ...]) -> dict:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(path, f"not a readable hepfmt result ({exc})") from exc
-    missing = [k for k in keys if k not in doc]
-    if missing:
-        raise InputError(path, f"not a complete metadata timing (no {', '.join(missing)})")
-    return doc
-
-
 def load(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """One row per (file, implementation, mode), one per timed decode, and the provenances."""
     rows, reps, provs = [], [], []
     for p in paths:
-        doc = _read(p, ("dataset", "layout", "format", "columns", "metadata_bytes", "timings",
-                        "provenance"))
+        doc = records.load(p, ("dataset", "layout", "format", "columns", "metadata_bytes",
+                               "timings", "provenance"), "metadata timing")
         kind = doc["dataset"].split("-", 1)[0]
         for t in doc["timings"]:
             page_index = t["implementation"].endswith("+page-index")

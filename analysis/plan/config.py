@@ -43,7 +43,7 @@ def validate(config: dict) -> dict:
         err = errors[0]
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(key, err.message)
-    from analysis.plan.study import check  # semantic checks need the format registry
+    from analysis.plan.checks import check  # they need the format registry
 
     check(config)
     return config

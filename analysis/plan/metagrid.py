@@ -1,10 +1,6 @@
-"""The metadata study's grid: which wide files exist, which implementations time each, and
-where every output lives, computed in one place for the Snakefile, the CLI and the tables.
-
-Paths, under ``{results}/metadata/``: ``files/{dataset}/{layout}.{ext}`` (the file),
-``layouts/{dataset}/{layout}.{ext}.json`` (what its metadata says, and its size),
-``timings/{dataset}/{layout}.{ext}.json`` (decode times), ``tables/``, ``plots/``,
-``tools/parquet-footer.json`` (whether the optional Rust helper could be built).
+"""The metadata study's grid: which wide files exist, which implementations time each and what
+each job needs, computed in one place for the Snakefile, the CLI and the tables. Where its files
+live is :mod:`analysis.plan.paths`' business (``meta_*``).
 """
 
 from __future__ import annotations
@@ -14,8 +10,7 @@ from dataclasses import dataclass
 from analysis.errors import ConfigError
 from analysis.metastudy.decode import IMPLEMENTATIONS
 from analysis.metastudy.widefiles import FORMATS, Layout
-
-HELPER = "tools/parquet-footer.json"
+from analysis.plan import paths
 
 
 @dataclass(frozen=True)
@@ -25,26 +20,13 @@ class MetaFile:
     columns: int | None
 
     @property
-    def stem(self) -> str:
-        return f"{self.dataset}/{self.layout}"
-
-    @property
     def extension(self) -> str:
         return Layout.parse(self.layout).extension
 
-
-def root(results: str) -> str:
-    return f"{results}/metadata"
-
-
-def path(results: str, kind: str, f: MetaFile) -> str:
-    """``kind``: ``files`` (the file itself), ``layouts`` or ``timings`` (its JSON records)."""
-    suffix = "" if kind == "files" else ".json"
-    return f"{root(results)}/{kind}/{f.stem}.{f.extension}{suffix}"
-
-
-def helper_path(results: str) -> str:
-    return f"{root(results)}/{HELPER}"
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """The rules' wildcard values naming this file (see :mod:`analysis.plan.paths`)."""
+        return {"dataset": self.dataset, "layout": self.layout, "ext": self.extension}
 
 
 def find(config: dict, dataset: str, layout: str) -> MetaFile:
@@ -83,6 +65,11 @@ def implementations(config: dict, f: MetaFile) -> list[str]:
             and (f.columns is None or f.columns <= limits.get(i, f.columns))]
 
 
+def implementations_of(config: dict, dataset: str, layout: str) -> list[str]:
+    """:func:`implementations` of a job's file, named by its wildcards."""
+    return implementations(config, find(config, dataset, layout))
+
+
 def files(config: dict) -> list[MetaFile]:
     """Every file the study writes: each (dataset, layout) that at least one implementation
     times."""
@@ -97,7 +84,25 @@ def files(config: dict) -> list[MetaFile]:
 
 def source_sample(dataset: str) -> str | None:
     """The sample a ``nanoaod-*`` dataset is written from (None for synthetic datasets)."""
-    return dataset.split("-", 1)[1] if dataset.startswith("nanoaod-") else None
+    return dataset.removeprefix("nanoaod-") if dataset.startswith("nanoaod-") else None
+
+
+def source_files(results: str, dataset: str) -> list[str]:
+    """What a dataset is written from: its sample's source and sidecar (none if synthetic)."""
+    sample = source_sample(dataset)
+    return [] if sample is None else [paths.source(results, sample),
+                                      paths.source_meta(results, sample)]
+
+
+def codec(config: dict, layout: str) -> str:
+    """The data compression of the files of ``layout`` (``metadata.codecs``)."""
+    return config["metadata"]["codecs"][Layout.parse(layout).format]
+
+
+def write_mem_mb(config: dict, dataset: str, layout: str) -> int:
+    """ROOT holds a page or basket buffer per column while it fills (measured: ~1 GB peak for
+    10000 string columns, TTree or RNTuple); Parquet needs less."""
+    return 500 + (find(config, dataset, layout).columns or 2000) // 10
 
 
 def check(config: dict) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from analysis.codec import Variant
 from analysis.plan import study
 
 #: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file).
@@ -91,7 +92,7 @@ def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
     cluster size; time follows the events, and the codec when it is a slow one."""
     held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
     values = n_events * n_branches
-    codec = variant.split("+")[0].split("-")[0]
+    codec = Variant.of(variant).algorithm
     seconds = (PROCESS_START_S + values / WRITE_RATE.get(fmt, WRITE_RATE["ttree"])
                + values * NAIVE_BYTES / 1e6 / CODEC_MB_PER_S.get(codec, math.inf))
     return _estimate(BASE_MB.get(fmt, BASE_MB["ttree"]), min(cluster_size, n_events) * n_branches,
@@ -138,8 +139,14 @@ def sample_events(config: Mapping, sample: str) -> int:
     return int(config["samples"][sample].get("n_events", IMPORTED_EVENTS))
 
 
-def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str]) -> Estimate:
-    """The estimate for one job of ``rule``, from the config and the job's wildcards."""
+def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
+            read_plan: Mapping[study.FileSpec, list[str]] | None = None) -> Estimate:
+    """The estimate for one job of ``rule``, from the config and the job's wildcards.
+
+    A measurement runs the readers the read plan gives its file, often only the one reader
+    standing for a side of the ROOT / Parquet ratios: pass the plan the workflow computed once
+    (``READ_PLAN``), else it is computed here.
+    """
     branches = branch_count(config)
     if rule == "generate":
         return generate(sample_events(config, wildcards["sample"]), branches)
@@ -149,9 +156,10 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str]) -> Estimat
                        branches)
     if rule == "measure":
         m = config["measure"]
+        plan = study.read_plan(config) if read_plan is None else read_plan
+        readers = study.file_readers(plan, study.spec_of(config, wildcards))
         return measure(sample_events(config, wildcards["sample"]), branches,
-                       len(study.readers(config, wildcards["format"]))
-                       * len(study.thread_counts(config)),
+                       len(readers) * len(study.thread_counts(config)),
                        [branches if b == "*" else len(b) for b in m["selections"].values()],
                        1 + m["repetitions"] * len(m["modes"]))
     if rule == "tabulate":

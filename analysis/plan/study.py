@@ -1,24 +1,28 @@
-"""The study grid: which files exist, where they live, and how they pair up.
-
-One place computes every path so that the Snakefile, the CLI and the tables agree on names:
-``{results}/sources/{sample}.arrow``, ``{results}/files/{sample}/{format}/{variant}/c{N}.{ext}``,
-``{results}/sizes/{stem}.{ext}.json`` and ``{results}/measurements/{stem}.json``.
+"""The study grid: which files exist, which readers time each, and how they pair up.
 
 A *format* here is an entry of the config's ``formats``: a name (``ttree_nooffsets``), the adapter
 that writes and reads it (``adapter: ttree``, by default the name itself), its writer options and
 its variants. One adapter can so appear several times with different knobs (TTree with and
 without offset arrays, TTree written by ROOT and by uproot, Parquet with and without
-BYTE_STREAM_SPLIT), each a line of its own in every table.
+BYTE_STREAM_SPLIT), each a line of its own in every table. Where each file lives is
+:mod:`analysis.plan.paths`' business; the semantic config checks are :mod:`analysis.plan.checks`'.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 from analysis import formats
+from analysis.codec import Variant
 from analysis.errors import ConfigError
-from analysis.samples.processes import PROCESSES
+from analysis.plan import paths
+
+#: The pairings' two sides, in the config's names (``compare.pairs[].ttree`` / ``.parquet``).
+SIDES = ("ttree", "parquet")
+#: The reader that stands for each side in the ratios, unless ``compare.readers`` names one.
+COMPARE_READERS = {"ttree": "rdf", "parquet": "pyarrow"}
 
 
 @dataclass(frozen=True)
@@ -30,24 +34,41 @@ class FileSpec:
     adapter: str  # the module in analysis.formats that writes and reads it
 
     @property
+    def extension(self) -> str:
+        return formats.extension(self.adapter)
+
+    @property
+    def codec(self) -> Variant:
+        return Variant.of(self.variant)
+
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """The rules' wildcard values naming this file (see :mod:`analysis.plan.paths`)."""
+        return {"sample": self.sample, "format": self.format, "variant": self.variant,
+                "cluster": str(self.cluster_size), "ext": self.extension}
+
+    @property
     def stem(self) -> str:
-        return f"{self.sample}/{self.format}/{self.variant}/c{self.cluster_size}"
+        return paths.fill(paths.STEM, "", self.wildcards)
 
 
-def source_path(results: str, sample: str) -> str:
-    return f"{results}/sources/{sample}.arrow"
+class Side(NamedTuple):
+    """One side of a ROOT / Parquet pairing: which files, read by which reader."""
+
+    format: str
+    variant: str
+    reader: str
 
 
-def file_path(results: str, spec: FileSpec) -> str:
-    return f"{results}/files/{spec.stem}.{formats.extension(spec.adapter)}"
+@dataclass(frozen=True)
+class Pair:
+    label: str
+    ttree: Side
+    parquet: Side
 
-
-def size_path(results: str, spec: FileSpec) -> str:
-    return f"{results}/sizes/{spec.stem}.{formats.extension(spec.adapter)}.json"
-
-
-def measurement_path(results: str, spec: FileSpec) -> str:
-    return f"{results}/measurements/{spec.stem}.json"
+    @property
+    def sides(self) -> tuple[Side, Side]:
+        return self.ttree, self.parquet
 
 
 def adapter(config: dict, name: str) -> str:
@@ -85,6 +106,12 @@ def spec(config: dict, sample: str, fmt: str, variant: str, cluster_size: int) -
     return FileSpec(sample, fmt, variant, cluster_size, adapter(config, fmt))
 
 
+def spec_of(config: dict, wildcards: Mapping[str, str]) -> FileSpec:
+    """The file a job's wildcards name (the inverse of :attr:`FileSpec.wildcards`)."""
+    return spec(config, wildcards["sample"], wildcards["format"], wildcards["variant"],
+                int(wildcards["cluster"]))
+
+
 def files(config: dict) -> list[FileSpec]:
     """Every file the study writes (and whose size it tabulates)."""
     return [spec(config, sample, fmt, variant, n)
@@ -96,33 +123,41 @@ def files(config: dict) -> list[FileSpec]:
 
 def compare_reader(config: dict, fmt: str, side: str) -> str:
     """The reader that stands for format ``fmt`` (the ``side`` of a pair) in the ratios."""
-    readers = config.get("compare", {}).get("readers") or {"ttree": "rdf", "parquet": "pyarrow"}
-    return readers.get(fmt, readers.get(side, ""))
+    named = config.get("compare", {}).get("readers") or COMPARE_READERS
+    return named.get(fmt, named.get(side, ""))
 
 
-def pairs(config: dict) -> list[dict]:
-    """The ROOT / Parquet pairings of the ratio tables, each with its ``label`` and both
-    format names: the config's ``compare.pairs``, else same-algorithm pairings of the ``ttree``
-    and ``parquet`` variants (ignoring levels, no dictionary)."""
-    def algo(v: str) -> str:
-        return v.split("+")[0].split("-")[0]
-
+def compare_pairs(config: dict) -> list[Pair]:
+    """The ROOT / Parquet pairings of the ratio tables: the config's ``compare.pairs``, else
+    same-algorithm pairings of the ``ttree`` and ``parquet`` variants (ignoring levels, no
+    dictionary)."""
     fm = config["formats"]
     given = config.get("compare", {}).get("pairs") or [
         {"ttree": tv, "parquet": pv}
         for tv in fm.get("ttree", {}).get("variants", [])
         for pv in fm.get("parquet", {}).get("variants", [])
-        if algo(tv) == algo(pv) and "+dict" not in pv]
-    return [{**p, "label": p.get("label") or f"{p['ttree']} vs {p['parquet']}",
-             "ttree_format": p.get("ttree_format", "ttree"),
-             "parquet_format": p.get("parquet_format", "parquet")} for p in given]
+        if Variant.of(tv).algorithm == Variant.of(pv).algorithm
+        and not Variant.of(pv).dictionary]
+
+    def side(p: dict, name: str) -> Side:
+        fmt = p.get(f"{name}_format", name)
+        return Side(fmt, p[name], compare_reader(config, fmt, name))
+
+    return [Pair(p.get("label") or f"{p['ttree']} vs {p['parquet']}",
+                 side(p, "ttree"), side(p, "parquet")) for p in given]
 
 
-def pair_sides(config: dict) -> dict[str, list[tuple[str, str, str]]]:
+def pairs(config: dict) -> list[dict]:
+    """:func:`compare_pairs` as the config spells them: ``label``, the ``ttree`` and
+    ``parquet`` variants and the ``ttree_format`` and ``parquet_format`` names."""
+    return [{"label": p.label, **{s: getattr(p, s).variant for s in SIDES},
+             **{f"{s}_format": getattr(p, s).format for s in SIDES}}
+            for p in compare_pairs(config)]
+
+
+def pair_sides(config: dict) -> dict[str, list[Side]]:
     """Pair label -> (format, variant, reader) of its ROOT side and of its Parquet side."""
-    return {p["label"]: [(p[f"{side}_format"], p[side],
-                          compare_reader(config, p[f"{side}_format"], side))
-                         for side in ("ttree", "parquet")] for p in pairs(config)}
+    return {p.label: list(p.sides) for p in compare_pairs(config)}
 
 
 def read_plan(config: dict) -> dict[FileSpec, list[str]]:
@@ -138,7 +173,7 @@ def read_plan(config: dict) -> dict[FileSpec, list[str]]:
     sizes = m.get("cluster_sizes") or config["cluster_sizes"]
     variants = m.get("variants") or {}
     compare_sizes = config.get("compare", {}).get("cluster_sizes") or []
-    sides = [s for both in pair_sides(config).values() for s in both] if compare_sizes else []
+    sides = [s for p in compare_pairs(config) for s in p.sides] if compare_sizes else []
     plan: dict[FileSpec, list[str]] = {}
     for f in files(config):
         chosen = []
@@ -146,8 +181,9 @@ def read_plan(config: dict) -> dict[FileSpec, list[str]]:
                 f.format, config["formats"][f.format]["variants"]):
             chosen = readers(config, f.format)
         if f.cluster_size in compare_sizes:
-            chosen += [r for fmt, v, r in sides
-                       if (fmt, v) == (f.format, f.variant) and r not in chosen]
+            chosen += [s.reader for s in sides
+                       if (s.format, s.variant) == (f.format, f.variant)
+                       and s.reader not in chosen]
         if chosen:
             plan[f] = list(dict.fromkeys(chosen))
     return plan
@@ -158,72 +194,10 @@ def measured(config: dict) -> list[FileSpec]:
     return list(read_plan(config))
 
 
-def file_readers(plan: dict[FileSpec, list[str]], spec: FileSpec) -> list[str]:
+def file_readers(plan: Mapping[FileSpec, list[str]], spec: FileSpec) -> list[str]:
     """The readers timed on one file of a :func:`read_plan` (computed once per workflow)."""
     if spec not in plan:
         raise ConfigError(f"formats.{spec.format}", f"{spec.variant} at cluster size "
                           f"{spec.cluster_size} is not read-measured (measure and "
                           "compare.cluster_sizes)")
     return plan[spec]
-
-
-def check(config: dict) -> None:
-    """Checks the JSON schema cannot express; each error names the offending key."""
-    for name, s in config["samples"].items():
-        if "file" in s:
-            if "://" not in s["file"] and not Path(s["file"]).is_file():
-                raise ConfigError(f"samples.{name}.file", f"no such file {s['file']!r}")
-            continue
-        if s["process"] not in PROCESSES:
-            raise ConfigError(f"samples.{name}.process",
-                              f"unknown process {s['process']!r}; known: {sorted(PROCESSES)}")
-    for fmt, fcfg in config["formats"].items():
-        name = fcfg.get("adapter", fmt)
-        if name not in formats.names():
-            key = f"formats.{fmt}.adapter" if "adapter" in fcfg else f"formats.{fmt}"
-            raise ConfigError(key, f"no format adapter {name!r}; known: {formats.names()} "
-                                   "(a format of another name needs 'adapter:')")
-        f = formats.get(name)
-        for i, v in enumerate(fcfg["variants"]):
-            f.variant(v, f"formats.{fmt}.variants[{i}]")
-        unknown = sorted(set(fcfg.get("options", {})) - f.options) if f.options is not None \
-            else []
-        if unknown:
-            raise ConfigError(f"formats.{fmt}.options", f"{name} has no option {unknown[0]!r}; "
-                                                        f"known: {sorted(f.options)}")
-    m = config.get("measure", {})
-    for i, n in enumerate(m.get("cluster_sizes") or []):
-        if n not in config["cluster_sizes"]:
-            raise ConfigError(f"measure.cluster_sizes[{i}]", f"{n} is not among cluster_sizes")
-    for fmt, variants in (m.get("variants") or {}).items():
-        known = config["formats"].get(fmt, {}).get("variants")
-        if known is None:
-            raise ConfigError(f"measure.variants.{fmt}", "format is not in formats")
-        for i, v in enumerate(variants):
-            if v not in known:
-                raise ConfigError(f"measure.variants.{fmt}[{i}]",
-                                  f"{v!r} is not among formats.{fmt}.variants")
-    for fmt, names in m.get("readers", {}).items():
-        if fmt not in config["formats"]:
-            raise ConfigError(f"measure.readers.{fmt}", "format is not in formats")
-        known = formats.get(adapter(config, fmt)).readers
-        for r in names:
-            if r not in known:
-                raise ConfigError(f"measure.readers.{fmt}", f"no reader {r!r}; known: "
-                                                            f"{sorted(known)}")
-    cmp = config.get("compare", {})
-    for i, n in enumerate(cmp.get("cluster_sizes") or []):
-        if n not in config["cluster_sizes"]:
-            raise ConfigError(f"compare.cluster_sizes[{i}]", f"{n} is not among cluster_sizes")
-    for i, pair in enumerate(cmp.get("pairs", [])):
-        for side in ("ttree", "parquet"):
-            fmt = pair.get(f"{side}_format", side)
-            if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
-                raise ConfigError(f"compare.pairs[{i}].{side}",
-                                  f"{pair[side]!r} is not among formats.{fmt}.variants")
-            reader = compare_reader(config, fmt, side)
-            if cmp.get("cluster_sizes") and reader not in formats.get(
-                    adapter(config, fmt)).readers:
-                raise ConfigError("compare.readers", f"no reader {reader!r} for format {fmt} "
-                                  f"(compare.pairs[{i}].{side}); known: "
-                                  f"{sorted(formats.get(adapter(config, fmt)).readers)}")

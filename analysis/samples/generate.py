@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from analysis.atomic import atomic_path
 from analysis.errors import ConfigError
-from analysis.samples.model import Model
+from analysis.samples.model import Model, apply_repeat
 from analysis.samples.processes import PROCESSES, Process
 from analysis.samples.schema import Schema
 from analysis.samples.source import to_arrow
@@ -57,20 +57,24 @@ def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -
     """One chunk of events; its content depends only on (model, process, seed, chunk, n)."""
     rng = np.random.default_rng([seed, _stable(proc.name), chunk])
     schema = model.schema
-    counts = {c: _counts(rng, model.multiplicity[c], n, proc.scale.get(c[1:], 1.0))
-              for c in schema.counters()}
+    # one length per collection, whatever its counters: Jet_pt and Jet_eta describe the same jets
+    lengths = {c: _counts(rng, model.multiplicity[c], n, proc.scale.get(c, 1.0))
+               for c in schema.collections()}
+    collection_of = {k: c for c, ks in schema.collections().items() for k in ks}
     arrays = []
     for b in schema.branches:
-        if b.name in counts:
-            arrays.append(to_arrow(b, counts[b.name].astype(b.np_dtype), None))
+        if b.name in collection_of:
+            arrays.append(to_arrow(b, lengths[collection_of[b.name]].astype(b.np_dtype), None))
             continue
         vm = model.values[b.name]
         rate = proc.trigger_rate if b.name.startswith(TRIGGER_PREFIXES) else 1.0
         if b.jagged:
-            c = counts[b.counter]
+            c = lengths[b.collection]
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(c, out=offsets[1:])
             values = vm.sample(rng, int(offsets[-1]), b.np_dtype, rate)
+            if vm.repeat and values.size:
+                values = apply_repeat(rng, values, c, vm.repeat)
             if vm.sorted_desc and values.size:
                 values = _sort_desc_within_events(values, c)
             arrays.append(to_arrow(b, values, offsets))

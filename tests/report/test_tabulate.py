@@ -15,6 +15,7 @@ import pytest
 
 from analysis.errors import InputError
 from analysis.plan.config import validate
+from analysis.plan.record import record
 from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
@@ -31,14 +32,15 @@ READ_S = {("A", "ttree"): 1.0, ("B", "ttree"): 2.0, ("A", "parquet"): 2.0,
 
 
 def _config() -> dict:
-    return validate({
+    """The plan record of a two-sample, two-format study."""
+    return record(validate({
         "samples": {"A": {"process": "DYJetsToLL", "n_events": 100},
                     "B": {"process": "TTJets", "n_events": 100}},
         "cluster_sizes": [100],
         "formats": {"ttree": {"variants": ["none"]}, "parquet": {"variants": ["none"]}},
         "measure": {"readers": {"ttree": ["rdf"], "parquet": ["pyarrow"]}},
         "compare": {"pairs": [{"ttree": "none", "parquet": "none", "label": "uncompressed"}]},
-    })
+    }))
 
 
 def _base(sample: str, fmt: str) -> dict:
@@ -163,7 +165,7 @@ def test_mixed_versions_are_reported(tmp_path: Path) -> None:
 
 def test_formats_table_names_files_that_were_only_sized() -> None:
     """A variant written but not read-measured is a row of its own, without a 'nan' reader."""
-    from analysis.report.tables import _format_sections
+    from analysis.report.sections import format_sections
 
     ft = pd.DataFrame({"label": ["TTree", "TTree"], "variant": ["zstd-5", "lzma-1"],
                        "cluster_size": [100, 100], "normalized_size_mean": [0.5, 0.4],
@@ -171,13 +173,13 @@ def test_formats_table_names_files_that_were_only_sized() -> None:
                        "threads": [1, None], "all_warm_s": [1.0, None],
                        "all_cold_s": [1.1, None], "cold_verified": [True, None],
                        "rss_over_baseline_mb": [100.0, None], "rss_exact": [True, None]})
-    (_, table), = _format_sections(ft)
+    (_, table), = format_sections(ft)
     assert list(table.reader) == ["rdf", "(size only)"]
     assert "nan" not in table.to_markdown(index=False)
 
 
 def test_table_documents_leave_unmeasured_cells_empty(tmp_path: Path) -> None:
-    from analysis.report.tables import write_doc
+    from analysis.report.documents import write_doc
 
     df = pd.DataFrame({"implementation": ["uproot", "pyarrow"], "1000 columns": [1.5, 2.5],
                        "10000 columns": [None, 3.5]})

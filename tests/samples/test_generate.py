@@ -106,7 +106,7 @@ def test_counters_equal_list_lengths(schema, source_table):
             col = to_column(source_table.column(b.name))
             np.testing.assert_array_equal(np.diff(col.offsets), n, err_msg=b.name)
             assert col.values.dtype == np.dtype(b.dtype), b.name
-        pmf = MODEL.multiplicity[counter]
+        pmf = MODEL.multiplicity[members[0].collection]
         if len(pmf) == 1:  # fixed-length vectors (e.g. 33 PDF weights) stay fixed
             assert (n == int(next(iter(pmf)))).all(), counter
 
@@ -163,7 +163,7 @@ def test_process_multiplicities_differ(tmp_path, source_table):
     dy = to_column(source_table.column("nJet")).values.astype(float)
     tt = to_column(open_source(_generate(tmp_path, "TTJets", 7, 6000, SMALL)).read_all()
                    .column("nJet")).values.astype(float)
-    learned = sum(int(k) * p for k, p in MODEL.multiplicity["nJet"].items())
+    learned = sum(int(k) * p for k, p in MODEL.multiplicity["Jet"].items())
     assert abs(dy.mean() - learned) < 0.5
     assert tt.mean() == pytest.approx(PROCESSES["TTJets"].scale["Jet"] * learned, rel=0.05)
 

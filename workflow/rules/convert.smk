@@ -6,24 +6,24 @@
 
 rule convert:
     input:
-        arrow=f"{RESULTS}/sources/{{sample}}.arrow",
-        meta=f"{RESULTS}/sources/{{sample}}.json",
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
     output:
-        data=f"{RESULTS}/files/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}",
-        size=f"{RESULTS}/sizes/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.json",
+        data=paths.written(RESULTS),
+        size=paths.size(RESULTS),
     wildcard_constraints:
         ext="|".join(study.extensions()),
     params:
-        options=lambda wc: format_options(wc.format),
+        options=lambda wc: commands.writer_options(config, wc.format),
         adapter=lambda wc: study.adapter(config, wc.format),
     log:
-        f"{RESULTS}/logs/convert/{{sample}}/{{format}}/{{variant}}/c{{cluster}}.{{ext}}.log",
+        paths.log(RESULTS, "convert"),
     threads: 1
     resources:
         **job_resources("convert"),
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt convert {input.arrow} --format {params.adapter} --name {wildcards.format} "
-        "--variant '{wildcards.variant}' --cluster-size {wildcards.cluster} {params.options} "
-        "-o {output.data} --size-output {output.size} > {log} 2>&1"
+        "hepfmt convert {input.arrow:q} --format {params.adapter:q} --name {wildcards.format:q} "
+        "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} {params.options} "
+        "-o {output.data:q} --size-output {output.size:q} > {log:q} 2>&1"

@@ -1,6 +1,7 @@
-# Stage 5: figures (PNG + PDF) from the tables, one rule per figure family (analysis/figures.py),
-# each PNG in the report (snakemake --report) with its caption from workflow/report/<family>.rst.
-from analysis.report import figures
+# Stage 5: figures (PNG + PDF) from the tables, one rule per figure family
+# (analysis/report/figures/<family>.py), each PNG in the report (snakemake --report) with its
+# caption from workflow/report/<family>.rst. The registry imported here loads no plotting library.
+from analysis.report import figures, style
 
 FIGURE_SUBCATEGORIES = {
     "size": "Size",
@@ -10,9 +11,9 @@ FIGURE_SUBCATEGORIES = {
     "memory": "Memory",
 }
 FIGURE_FILES = [
-    f"{RESULTS}/figures/{name}/{fam.stem}.{ext}"
+    paths.figure(RESULTS, name, fam.stem, ext)
     for name, fam in figures.FAMILIES.items()
-    for ext in figures.FILE_FORMATS
+    for ext in style.FILE_FORMATS
 ]
 
 
@@ -22,24 +23,24 @@ for _family, _figure in figures.FAMILIES.items():
         name:
             f"figure_{_family}"
         input:
-            tables=[f"{RESULTS}/tables/{t}.csv" for t in _figure.tables],
-            provenance=f"{RESULTS}/provenance.json",
-            config=f"{RESULTS}/config.yaml",
+            tables=[paths.table(RESULTS, t, "csv") for t in _figure.tables],
+            provenance=paths.provenance(RESULTS),
+            plan=paths.plan_record(RESULTS),
         output:
             png=report(
-                f"{RESULTS}/figures/{_family}/{_figure.stem}.png",
+                paths.figure(RESULTS, _family, _figure.stem, "png"),
                 caption=f"../report/{_family}.rst",
                 category="Figures",
                 subcategory=FIGURE_SUBCATEGORIES.get(_family, "Other"),
             ),
-            pdf=f"{RESULTS}/figures/{_family}/{_figure.stem}.pdf",
+            pdf=paths.figure(RESULTS, _family, _figure.stem, "pdf"),
         params:
             family=_family,
             tables=lambda wc, input: os.path.dirname(input.tables[0]),
             out=lambda wc, output: os.path.dirname(output.png),
             config_name=CONFIG_NAME,
         log:
-            f"{RESULTS}/logs/figures/{_family}.log",
+            paths.log(RESULTS, "figure", {"family": _family}),
         localrule: True
         threads: 1
         resources:
@@ -48,6 +49,6 @@ for _family, _figure in figures.FAMILIES.items():
         conda:
             "../../envs/arrow.yaml"
         shell:
-            "hepfmt figure {params.family} --tables {params.tables} "
-            "--provenance {input.provenance} --config {input.config} "
-            "--config-name {params.config_name:q} -o {params.out} > {log} 2>&1"
+            "hepfmt figure {params.family:q} --tables {params.tables:q} "
+            "--provenance {input.provenance:q} --plan {input.plan:q} "
+            "--config-name {params.config_name:q} -o {params.out:q} > {log:q} 2>&1"

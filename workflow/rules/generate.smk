@@ -5,18 +5,18 @@
 
 rule generate:
     input:
-        sample_inputs,
+        lambda wc: commands.sample_inputs(config, wc.sample),
     output:
-        arrow=f"{RESULTS}/sources/{{sample}}.arrow",
-        meta=f"{RESULTS}/sources/{{sample}}.json",
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
     params:
-        command=sample_command,
+        command=lambda wc: commands.sample(config, wc.sample),
     log:
-        f"{RESULTS}/logs/generate/{{sample}}.log",
+        paths.log(RESULTS, "generate"),
     threads: 1
     resources:
         **job_resources("generate"),
     conda:
         "../../envs/arrow.yaml"
     shell:
-        "{params.command} --sample {wildcards.sample} -o {output.arrow} > {log} 2>&1"
+        "{params.command} --sample {wildcards.sample:q} -o {output.arrow:q} > {log:q} 2>&1"

@@ -6,10 +6,11 @@
 from analysis.plan import metagrid
 
 metagrid.check(config)
-META = metagrid.root(RESULTS)
-META_FILES = metagrid.files(config)
 META_CONFIG = config["metadata"]
-META_HELPER = metagrid.helper_path(RESULTS)
+META_FILES = metagrid.files(config)
+META_HELPER = paths.meta_helper(RESULTS)
+META_TABLES = ("metadata", "slopes", "repetitions")
+META_PLOTS = ("decode_time", "metadata_size")
 
 
 wildcard_constraints:
@@ -20,32 +21,26 @@ wildcard_constraints:
 
 rule metadata_write:
     input:
-        metadata_source,
+        lambda wc: metagrid.source_files(RESULTS, wc.dataset),
     output:
-        data=f"{META}/files/{{dataset}}/{{layout}}.{{ext}}",
-        layout=f"{META}/layouts/{{dataset}}/{{layout}}.{{ext}}.json",
+        data=paths.meta(RESULTS, "files"),
+        layout=paths.meta(RESULTS, "layouts"),
     params:
-        source=lambda wc, input: f"--source {input[0]}" if input else "",
-        codec=metadata_codec,
-        options=" ".join(
-            f"--option {k}={v}" for k, v in META_CONFIG["parquet_options"].items()
-        ),
-        shape=(
-            f"--row-groups {META_CONFIG['row_groups']} "
-            f"--rows-per-group {META_CONFIG['rows_per_group']} --seed {META_CONFIG['seed']}"
-        ),
+        source=lambda wc, input: commands.flag("--source", input[:1]),
+        codec=lambda wc: metagrid.codec(config, wc.layout),
+        args=commands.metadata_write(config),
     log:
-        f"{RESULTS}/logs/metadata/write/{{dataset}}/{{layout}}.{{ext}}.log",
+        paths.log(RESULTS, "metadata_write"),
     threads: 1
     resources:
-        mem_mb=metadata_write_mem_mb,
+        mem_mb=lambda wc: metagrid.write_mem_mb(config, wc.dataset, wc.layout),
         runtime=60,
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt metadata write {wildcards.dataset} --layout {wildcards.layout} {params.shape} "
-        "--codec '{params.codec}' {params.source} {params.options} -o {output.data} "
-        "--layout-output {output.layout} > {log} 2>&1"
+        "hepfmt metadata write {wildcards.dataset:q} --layout {wildcards.layout:q} {params.args} "
+        "--codec {params.codec:q} {params.source} -o {output.data:q} "
+        "--layout-output {output.layout:q} > {log:q} 2>&1"
 
 
 rule metadata_helper:
@@ -53,7 +48,7 @@ rule metadata_helper:
     output:
         META_HELPER,
     log:
-        f"{RESULTS}/logs/metadata/build-helper.log",
+        paths.log(RESULTS, "metadata_helper"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -62,77 +57,79 @@ rule metadata_helper:
         # hepfmt only: cargo, when the host has it, comes from the host's PATH
         "../../envs/arrow.yaml"
     shell:
-        "hepfmt metadata build-helper -o {output} > {log} 2>&1"
+        "hepfmt metadata build-helper -o {output:q} > {log:q} 2>&1"
 
 
 rule metadata_time:
     input:
-        data=f"{META}/files/{{dataset}}/{{layout}}.{{ext}}",
-        layout=f"{META}/layouts/{{dataset}}/{{layout}}.{{ext}}.json",
-        helper=lambda wc: [META_HELPER] if "arrow-rs" in metadata_implementations(wc) else [],
+        data=paths.meta(RESULTS, "files"),
+        layout=paths.meta(RESULTS, "layouts"),
+        helper=lambda wc: [META_HELPER] if "arrow-rs" in metagrid.implementations_of(
+            config, wc.dataset, wc.layout) else [],
     output:
-        f"{META}/timings/{{dataset}}/{{layout}}.{{ext}}.json",
+        paths.meta(RESULTS, "timings"),
     params:
-        implementations=lambda wc: ",".join(metadata_implementations(wc)),
-        helper=lambda wc, input: f"--rust-helper {input.helper}" if input.helper else "",
+        implementations=lambda wc: ",".join(metagrid.implementations_of(
+            config, wc.dataset, wc.layout)),
+        helper=lambda wc, input: commands.flag("--rust-helper", input.helper),
         repetitions=META_CONFIG["repetitions"],
         budget=META_CONFIG["time_budget_s"],
         timeout=META_CONFIG["timeout_s"],
     log:
-        f"{RESULTS}/logs/metadata/time/{{dataset}}/{{layout}}.{{ext}}.log",
-    threads: metadata_timing_threads
+        paths.log(RESULTS, "metadata_time"),
+    threads: timing_threads(1)
     resources:
         mem_mb=4000,
         runtime=60,
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt metadata time {input.data} --layout {input.layout} "
+        "hepfmt metadata time {input.data:q} --layout {input.layout:q} "
         "--implementations {params.implementations} --repetitions {params.repetitions} "
-        "--budget {params.budget} {params.helper} --timeout {params.timeout} -o {output} "
-        "> {log} 2>&1"
+        "--budget {params.budget} {params.helper} --timeout {params.timeout} -o {output:q} "
+        "> {log:q} 2>&1"
 
 
 rule metadata_tabulate:
     input:
-        config=f"{RESULTS}/config.yaml",
-        timings=[metagrid.path(RESULTS, "timings", f) for f in META_FILES],
+        config=paths.resolved_config(RESULTS),
+        timings=[paths.meta(RESULTS, "timings", f) for f in META_FILES],
     output:
         tables=[
             report(
-                f"{META}/tables/{t}.csv",
+                paths.meta_table(RESULTS, t, "csv"),
                 caption=f"../report/metadata_table_{t}.rst",
                 category="Tables",
                 subcategory="Metadata cost, CSV",
             )
-            for t in ("metadata", "slopes", "repetitions")
+            for t in META_TABLES
         ]
         + [
             report(
-                f"{META}/tables/metadata.html",
+                paths.meta_table(RESULTS, "metadata", "html"),
                 caption="../report/metadata_table_metadata.rst",
                 category="Tables",
                 subcategory="Metadata cost",
             ),
-            f"{META}/tables/metadata.md",
+            paths.meta_table(RESULTS, "metadata", "md"),
         ],
         plots=[
             report(
-                f"{META}/plots/{plot}.png",
+                paths.meta_plot(RESULTS, plot, "png"),
                 caption=f"../report/metadata_{plot}.rst",
                 category="Figures",
                 subcategory="Metadata cost",
             )
-            for plot in ("decode_time", "metadata_size")
+            for plot in META_PLOTS
         ]
-        + [f"{META}/plots/{plot}.pdf" for plot in ("decode_time", "metadata_size")],
-        provenance=f"{META}/provenance.json",
+        + [paths.meta_plot(RESULTS, plot, "pdf") for plot in META_PLOTS],
+        provenance=paths.meta_provenance(RESULTS),
     params:
         tables=lambda wc, output: os.path.dirname(output.tables[0]),
         plots=lambda wc, output: os.path.dirname(output.plots[0]),
         config_name=CONFIG_NAME,
     log:
-        f"{RESULTS}/logs/metadata/tabulate.log",
+        paths.log(RESULTS, "metadata_tabulate"),
     threads: 1
     resources:
         mem_mb=2000,
@@ -140,9 +137,9 @@ rule metadata_tabulate:
     conda:
         "../../envs/arrow.yaml"
     shell:
-        "hepfmt metadata tabulate --config {input.config} --timings {input.timings} "
-        "-o {params.tables} --plots {params.plots} --provenance {output.provenance} "
-        "--config-name {params.config_name:q} > {log} 2>&1"
+        "hepfmt metadata tabulate --config {input.config:q} --timings {input.timings:q} "
+        "-o {params.tables:q} --plots {params.plots:q} --provenance {output.provenance:q} "
+        "--config-name {params.config_name:q} > {log:q} 2>&1"
 
 
 rule metadata:

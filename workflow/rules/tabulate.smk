@@ -1,15 +1,15 @@
 # Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance.
 
-# the tables that are also documents (Markdown + HTML, analysis.report.tables.write_doc)
+# the tables that are also documents (Markdown + HTML, analysis.report.documents.write_doc)
 TABLE_DOCS = ("size", "reads", "ratios", "formats")
 
 
 rule resolved_config:
     """The config exactly as validated (defaults filled, --config overrides applied)."""
     output:
-        f"{RESULTS}/config.yaml",
+        paths.resolved_config(RESULTS),
     log:
-        f"{RESULTS}/logs/resolved_config.log",
+        paths.log(RESULTS, "resolved_config"),
     threads: 1
     conda:
         "../../envs/arrow.yaml"
@@ -17,17 +17,34 @@ rule resolved_config:
         "../scripts/resolved_config.py"
 
 
+rule plan_record:
+    """What tables and figures need of the study (labels, readers, pairings, selections): the
+    report reads this record and never re-plans the study from the config."""
+    input:
+        config=paths.resolved_config(RESULTS),
+    output:
+        paths.plan_record(RESULTS),
+    log:
+        paths.log(RESULTS, "plan_record"),
+    localrule: True
+    threads: 1
+    conda:
+        "../../envs/arrow.yaml"
+    shell:
+        "hepfmt plan-record {input.config:q} -o {output:q} > {log:q} 2>&1"
+
+
 rule tabulate:
     input:
-        config=f"{RESULTS}/config.yaml",
-        sizes=[study.size_path(RESULTS, f) for f in FILES],
-        reads=[study.measurement_path(RESULTS, f) for f in MEASURED],
+        plan=paths.plan_record(RESULTS),
+        sizes=[paths.size(RESULTS, f) for f in FILES],
+        reads=[paths.measurement(RESULTS, f) for f in MEASURED],
     output:
         # every table in the report as CSV (a download there), and the four with a Markdown
         # twin also as HTML, which the report shows inline
         tables=[
             report(
-                f"{RESULTS}/tables/{t}.csv",
+                paths.table(RESULTS, t, "csv"),
                 caption=f"../report/table_{t}.rst",
                 category="Tables",
                 subcategory="Read and size study, CSV",
@@ -36,25 +53,25 @@ rule tabulate:
         ]
         + [
             report(
-                f"{RESULTS}/tables/{t}.html",
+                paths.table(RESULTS, t, "html"),
                 caption=f"../report/table_{t}.rst",
                 category="Tables",
                 subcategory="Read and size study",
             )
             for t in TABLE_DOCS
         ]
-        + [f"{RESULTS}/tables/{t}.md" for t in TABLE_DOCS],
-        provenance=f"{RESULTS}/provenance.json",
+        + [paths.table(RESULTS, t, "md") for t in TABLE_DOCS],
+        provenance=paths.provenance(RESULTS),
     params:
         tables=lambda wc, output: os.path.dirname(output.tables[0]),
     log:
-        f"{RESULTS}/logs/tabulate.log",
+        paths.log(RESULTS, "tabulate"),
     threads: 1
     resources:
         **job_resources("tabulate"),
     conda:
         "../../envs/arrow.yaml"
     shell:
-        "hepfmt tabulate --config {input.config} -o {params.tables} "
-        "--provenance {output.provenance} --sizes {input.sizes} --reads {input.reads} "
-        "> {log} 2>&1"
+        "hepfmt tabulate --plan {input.plan:q} -o {params.tables:q} "
+        "--provenance {output.provenance:q} --sizes {input.sizes:q} --reads {input.reads:q} "
+        "> {log:q} 2>&1"

@@ -9,15 +9,18 @@ once per environment with ACLiC into a cached library (:func:`compile_readers`).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from analysis.errors import InputError
+from analysis.errors import VERBOSE, InputError
 
 #: The TTree / RNTuple every hepfmt ROOT file holds (NanoAOD's name).
 TREE = "Events"
@@ -34,6 +37,7 @@ CPP_TYPES = {"bool": "bool", "int8": "std::int8_t", "uint8": "std::uint8_t",
 READERS_CXX = ("readers.cxx", "checksum.hxx")
 READERS = "readers"
 
+T = TypeVar("T")
 _declared: set[str] = set()
 
 
@@ -44,6 +48,8 @@ def root(*helpers: str | Path):
     import ROOT
 
     ROOT.gROOT.SetBatch(True)
+    if not os.environ.get(VERBOSE):  # hepfmt names the file and the problem in one line
+        ROOT.gErrorIgnoreLevel = ROOT.kFatal
     for helper in helpers:
         key = str(helper)
         if key in _declared:
@@ -103,6 +109,16 @@ def compile_readers(ROOT) -> None:
                 raise RuntimeError(f"ACLiC could not build {src}:\n{tail}")
         if not ROOT.gSystem.CompileMacro(str(src), "kO-", "", str(cache)):
             raise RuntimeError(f"ACLiC could not load {src}")
+
+
+def create(path: str | Path, opener: Callable[[str], T]) -> T:
+    """``opener(name)`` run in ``path``'s directory with its base name: ROOT (and uproot) record
+    the name a file is created under inside the file, so a full path would make the same data a
+    few bytes larger under a longer directory. The files' names themselves have fixed length
+    (atomic_path's temporary names), so sizes do not depend on where results live."""
+    path = Path(path)
+    with contextlib.chdir(path.parent):
+        return opener(path.name)
 
 
 def open_file(path: str | Path):

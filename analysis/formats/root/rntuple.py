@@ -95,7 +95,7 @@ def describe(path: Path) -> Layout:
 
 FORMAT = Format(
     algorithms=frozenset(ROOT_ALGORITHMS), levels=ROOT_LEVELS, dictionary=False,
-    write=write, describe=describe, options=frozenset({"page_size", "writer"}),
+    write=write, describe=describe, options=frozenset({"page_size", "writer"}), verifier="rdf",
     # The TTree's RDataFrame and uproot readers, unchanged: both open an RNTuple by its name.
     readers={k: ttree.FORMAT.readers[k] for k in ("rdf", "uproot")},
 )

@@ -18,7 +18,7 @@ from pathlib import Path
 import awkward as ak
 
 from analysis.codec import Variant
-from analysis.formats.root.backend import TREE
+from analysis.formats.root.backend import TREE, create
 from analysis.samples.schema import Schema
 from analysis.samples.source import iter_clusters, to_column
 
@@ -44,7 +44,8 @@ def write(kind: str, source: Path, tmp: Path, schema: Schema, variant: Variant,
     if kind not in KINDS:
         raise ValueError(f"uproot writes {KINDS}, not {kind!r}")
     counters = {b.name: b.counter for b in schema.branches if b.jagged}
-    with uproot.recreate(str(tmp), compression=variant.uproot_compression()) as f:
+    with create(tmp, lambda name: uproot.recreate(
+            name, compression=variant.uproot_compression())) as f:
         if kind == "ttree":
             types = {b.name: f"var * {b.dtype}" if b.jagged else b.dtype
                      for b in schema.branches}

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from analysis.formats.root.backend import CPP_TYPES, LEAF_CODES, TREE, root
+from analysis.formats.root.backend import CPP_TYPES, LEAF_CODES, TREE, create, root
 from analysis.samples.source import to_column
 
 KINDS = {"scalar": 0, "jagged": 1, "string": 2}
@@ -99,14 +99,14 @@ def write(fmt: str, out: str | Path, columns: list[Column],
     sizes = [c.itemsize for c in columns]
     vec = ROOT.std.vector
     if fmt == "ttree":
-        w = ROOT.hepfmt_wide.TreeWriter(
-            str(out), TREE, compression, rows_per_group, vec["std::string"](names),
-            vec["int"](kinds), vec["std::string"]([c.leaf for c in columns]), vec["int"](sizes))
+        w = create(out, lambda name: ROOT.hepfmt_wide.TreeWriter(
+            name, TREE, compression, rows_per_group, vec["std::string"](names),
+            vec["int"](kinds), vec["std::string"]([c.leaf for c in columns]), vec["int"](sizes)))
     elif fmt == "rntuple":
         types = [CPP_TYPES.get(c.dtype, "") for c in columns]
-        w = ROOT.hepfmt_wide.NTupleWriter(str(out), TREE, compression, vec["std::string"](names),
-                                          vec["int"](kinds), vec["std::string"](types),
-                                          vec["int"](sizes), max_page_size)
+        w = create(out, lambda name: ROOT.hepfmt_wide.NTupleWriter(
+            name, TREE, compression, vec["std::string"](names), vec["int"](kinds),
+            vec["std::string"](types), vec["int"](sizes), max_page_size))
     else:
         raise ValueError(f"no ROOT writer for format {fmt!r}")
     for block, rows in groups:

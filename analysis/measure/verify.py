@@ -1,0 +1,59 @@
+"""Proof that data is what it claims to be: a source against its sidecar, a written file against
+its source, every branch, once and untimed.
+
+A size or a read time of a file with wrong content is not a result, and a wrong source makes
+every file written from it wrong. So ``convert`` checks its source before writing (a flipped
+byte or another sample's sidecar is caught here, not in a table) and verifies what it wrote
+before recording its size; ``measure`` re-checks what each timed reader returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from analysis import formats
+from analysis.checksum import fmt as fmt_checksum
+from analysis.errors import InputError, VerificationError
+from analysis.samples.source import describe_source, open_source, read_source_meta, schema_of
+
+
+def check_source(path: str | Path) -> dict:
+    """The source's sidecar, once the Arrow file is proven whole (structure validated before
+    any buffer is used: a corrupt memory-mapped file would otherwise crash a writer) and its
+    values proven equal to the sidecar's checksums."""
+    meta = read_source_meta(path)
+    reader = open_source(path)
+    try:
+        for i in range(reader.num_record_batches):
+            reader.get_batch(i).validate(full=True)
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(path, f"corrupt Arrow IPC source ({exc})") from exc
+    try:
+        got = describe_source(path, schema_of(meta))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(path, f"source does not match its sidecar's schema ({exc})") from exc
+    if got["n_events"] != meta["n_events"]:
+        raise InputError(path, f"{got['n_events']} events, its sidecar says {meta['n_events']}")
+    bad = [b for b, c in got["checksums"].items() if c != list(meta["checksums"][b])]
+    if bad:
+        raise InputError(path, f"{len(bad)} branches differ from the sidecar's checksums, e.g. "
+                               f"{bad[0]} (a corrupt source, or another sample's sidecar)")
+    return meta
+
+
+def verify_written(path: str | Path, adapter: str, meta: dict) -> None:
+    """Every branch of a written file, read back by its adapter's verifying reader, equals the
+    source's checksums."""
+    fmt = formats.get(adapter)
+    reader = fmt.readers[fmt.verifier or next(iter(fmt.readers))]
+    names = [b["name"] for b in meta["schema"]]
+    reader.prepare(1)
+    got = reader.read(str(path), names)
+    bad = [b for b in names if tuple(got[b]) != tuple(meta["checksums"][b])]
+    if bad:
+        raise VerificationError(path, f"{len(bad)} branches read back by {reader.name} differ "
+                                      f"from the source, e.g. {bad[0]} "
+                                      f"{fmt_checksum(got[bad[0]])} != "
+                                      f"{fmt_checksum(meta['checksums'][bad[0]])}")

@@ -1,0 +1,36 @@
+"""The plan record: what the report needs to know of the study, written once as JSON.
+
+Tables and figures read this record (``{results}/plan.json``) instead of re-planning the study
+from the config: the report then depends only on files, and one place (:mod:`.study`) decides
+labels, reader lists, the ROOT / Parquet pairings and the reader standing for each side.
+"""
+
+from __future__ import annotations
+
+from analysis.plan import study
+
+
+def record(config: dict) -> dict:
+    """The plan of a validated ``config`` as a JSON-able dict. What has an order (formats,
+    pairings, selections) is a list, so that the order survives any JSON writer.
+
+    * ``formats``: per config format, in config order, its ``name``, ``label``, ``adapter``,
+      ``variants`` and timed ``readers`` (the format's default reader first);
+    * ``pairs``: the ROOT / Parquet pairings, each a ``label`` and per side (``ttree``,
+      ``parquet``) the ``format``, ``variant`` and ``reader`` of its ratio;
+    * ``selections``: each branch selection's ``name`` and ``branches`` (a list, or ``"*"``);
+    * ``threads``: the reader thread counts timed;
+    * ``config``: the config itself, which the tables' provenance hashes.
+    """
+    return {
+        "formats": [{"name": name, "label": study.label(config, name),
+                     "adapter": study.adapter(config, name),
+                     "variants": list(fcfg["variants"]), "readers": study.readers(config, name)}
+                    for name, fcfg in config["formats"].items()],
+        "pairs": [{"label": p.label, **{side: getattr(p, side)._asdict() for side in study.SIDES}}
+                  for p in study.compare_pairs(config)],
+        "selections": [{"name": str(name), "branches": branches} for name, branches in
+                       config.get("measure", {}).get("selections", {}).items()],
+        "threads": study.thread_counts(config),
+        "config": config,
+    }

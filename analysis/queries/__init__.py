@@ -1,0 +1,49 @@
+"""Analysis queries as read workloads: the eight IRIS-HEP ADL benchmark tasks (:mod:`.tasks`),
+run through the engines physicists use, each checked against one reference (:mod:`.reference`).
+
+:data:`ENGINES` is the support table: which formats each engine reads and which tasks it
+answers. Every engine module has ``prepare(threads)`` (one-time, untimed) and
+``run(path, tasks) -> {axis name: hist.Hist}``; modules are imported on first use, so a
+Parquet-only job never loads ROOT.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from analysis.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str
+    module: str
+    formats: frozenset[str]  # names of analysis.formats.REGISTRY
+    tasks: frozenset[int]  # a task left out is one the engine cannot express reasonably
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+_ALL = frozenset(range(1, 9))
+ENGINES: dict[str, Engine] = {e.name: e for e in (
+    Engine("rdataframe", "analysis.queries.rdf", frozenset({"ttree", "rntuple"}), _ALL),
+    Engine("awkward", "analysis.queries.awkward_engine",
+           frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL),
+    Engine("duckdb", "analysis.queries.duckdb_engine", frozenset({"parquet"}), _ALL),
+    Engine("polars", "analysis.queries.polars_engine", frozenset({"parquet", "feather"}), _ALL),
+)}
+
+
+def engine(name: str) -> Engine:
+    if name not in ENGINES:
+        raise ConfigError("queries.engines", f"unknown engine {name!r}; known: {list(ENGINES)}")
+    return ENGINES[name]
+
+
+def supported() -> list[tuple[str, str, int]]:
+    """Every (engine, format, task) that runs."""
+    return [(e.name, f, t) for e in ENGINES.values() for f in sorted(e.formats)
+            for t in sorted(e.tasks)]

@@ -1,0 +1,74 @@
+"""Figures of the size and read study, drawn from the tables that ``hepfmt tabulate`` writes.
+
+Physicists read a format comparison as plots first. Each figure family redraws one message of
+the 2018 study (or a question it could not ask) from ``results/tables/*.csv``, never from the raw
+measurements: a figure can then only show what a table already says, and carries the same
+provenance (a footer from ``provenance.json``). Orders, labels and selections come from the plan
+record, never from re-planning the config.
+
+Families (:data:`FAMILIES`), one module each: ``size`` (normalised size vs cluster size per codec
+family), ``ratios`` (ROOT / Parquet read-rate ratio vs cluster size), ``tradeoff`` (size vs read
+time with the Pareto front), ``groups`` (compressed bytes per event by branch group) and
+``memory`` (peak memory per reader).
+
+This module is the registry, and imports neither matplotlib nor pandas: the Snakefile reads it
+at parse time for the families' names and files; drawing modules load on first use.
+A study may lack pieces (no reads measured, one cluster size, one sample): a figure then says
+what is missing instead of failing, since the report must still build.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from analysis.errors import ConfigError
+from analysis.report.style import provenance_footer, render
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from analysis.report.figures.inputs import Inputs
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # also the name of the module that draws it
+    stem: str  # the file name of its figure (PNG and PDF)
+    tables: tuple[str, ...]  # the tables it reads
+
+    def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
+        """The family's figure and the notes for its footer."""
+        return importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
+
+
+FAMILIES = {f.name: f for f in (
+    Family("size", "normalized_size", ("size",)),
+    Family("ratios", "rate_ratio", ("ratios", "reads")),
+    Family("tradeoff", "size_vs_read_time", ("formats",)),
+    Family("groups", "bytes_by_group", ("groups",)),
+    Family("memory", "peak_memory", ("reads",)),
+)}
+
+
+def family(name: str) -> Family:
+    if name not in FAMILIES:
+        raise ConfigError("figure family", f"unknown {name!r}; known: {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def draw(name: str, inputs: Inputs, out_dir: str | Path) -> list[Path]:
+    """One family's figure, PNG and PDF, into ``out_dir``, with its provenance footer."""
+    fam = family(name)
+    return render(lambda: fam.draw(inputs),
+                  provenance_footer(inputs.provenance, inputs.config_name),
+                  Path(out_dir) / fam.stem)
+
+
+def make(name: str, tables_dir: str | Path, provenance: str | Path, plan: str | Path,
+         out_dir: str | Path, config_name: str | None = None) -> list[Path]:
+    """``hepfmt figure``: read the tables the family needs, draw it, write PNG and PDF."""
+    from analysis.report.figures.inputs import load_inputs  # pandas: not at parse time
+
+    return draw(name, load_inputs(name, tables_dir, provenance, plan, config_name), out_dir)

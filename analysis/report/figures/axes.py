@@ -1,0 +1,96 @@
+"""Marks and axes the families draw alike: lines with error bars whose unverified cold points
+are hollow, the cluster-size axis, log axes labelled in plain numbers, the reference line at 1.
+
+A cold read whose eviction was not verified is never shown as a cold figure: it is drawn hollow
+or hatched and named in the legend (:data:`UNVERIFIED`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from analysis.report.style import figure, figure_legend
+
+MODES = ("cold", "warm")
+MODE_COLORS = {"cold": "#3f90da", "warm": "#e76300"}
+UNVERIFIED = "hollow / hatched: cold eviction not verified, not a cold figure"
+
+
+def unverified(values: Iterable) -> np.ndarray:
+    """True where a ``cold_verified`` cell is false (empty = not a cold read = not flagged)."""
+    return np.array([str(v) == "False" for v in values], dtype=bool)
+
+
+def points(ax, x, y, yerr, color: str, marker: str, linestyle: str, label: str,
+           hollow: np.ndarray) -> None:
+    """A line with error bars whose unverified-cold points are hollow."""
+    x, y, hollow = np.asarray(x, float), np.asarray(y, float), np.asarray(hollow, bool)
+    ax.errorbar(x, y, yerr=np.nan_to_num(np.asarray(yerr, float)), color=color,
+                linestyle=linestyle, marker="none", capsize=2)
+    ax.plot(x[~hollow], y[~hollow], linestyle="none", marker=marker, color=color, markersize=5)
+    ax.plot(x[hollow], y[hollow], linestyle="none", marker=marker, markerfacecolor="white",
+            markeredgecolor=color, markersize=5)
+    ax.plot([], [], color=color, linestyle=linestyle, marker=marker, markersize=5, label=label)
+
+
+def legend(fig: Figure, axes: np.ndarray, flag_unverified: bool) -> None:
+    """The figure's one legend, naming the hollow marks if any were drawn."""
+    extra = {UNVERIFIED: Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
+                                markeredgecolor="black", label=UNVERIFIED)}
+    figure_legend(fig, axes, extra if flag_unverified else None)
+
+
+def grid_axes(n: int, width: float, height: float, ncols: int = 3) -> tuple[Figure, list]:
+    """``n`` panels, ``ncols`` to a row, the unused ones of the last row hidden."""
+    ncols = min(ncols, n)
+    fig, axes = figure(math.ceil(n / ncols), ncols, width, height)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def cluster_axis(ax, sizes: Iterable[float]) -> None:
+    """Log x with the measured cluster sizes as the only ticks."""
+    sizes = sorted({int(s) for s in sizes})
+    ax.set_xscale("log")
+    ax.set_xticks(sizes, [f"{s:,}" for s in sizes])
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(sizes) == 1:
+        ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
+    ax.set_xlabel("cluster size (events per cluster / row group)")
+
+
+def plain_log(ax, axis: str, lo: float, hi: float) -> None:
+    """A log axis from lo to hi labelled 0.2, 0.5, 1, 2 ... instead of powers of ten (read
+    times and ratios span a decade or two, and are read as seconds and factors); denser labels
+    when the range is narrow, so that it has several."""
+    getattr(ax, f"set_{axis}scale")("log")
+    getattr(ax, f"set_{axis}lim")(lo, hi)
+    span = hi / lo
+    subs = (1.0, 2.0, 5.0) if span > 20 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span > 4 \
+        else (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+    a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(LogLocator(subs=subs))
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    a.set_minor_locator(NullLocator())
+
+
+def unit_line(ax, text: str) -> None:
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1, zorder=0)
+    ax.text(0.01, 1.0, text, transform=ax.get_yaxis_transform(), fontsize=7, va="bottom")
+
+
+def size_limits(ax, mean: pd.Series, std: pd.Series) -> None:
+    """The data's range, always with the 1.0 line in it (the reference every size is read
+    against), not from zero: differences between formats of one codec are a few percent."""
+    std = std.fillna(0)
+    lo, hi = min(1.0, (mean - std).min()), max(1.0, (mean + std).max())
+    pad = 0.08 * (hi - lo)
+    ax.set_ylim(max(0.0, lo - pad), hi + pad)

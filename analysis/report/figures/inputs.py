@@ -1,0 +1,89 @@
+"""What a figure is drawn from: the tables its family needs, the provenance and the plan record.
+
+Each table is read as ``tabulate`` wrote it and checked for the columns the figures rely on, so
+a stale or foreign table is an error naming the file and the missing column, not a figure that
+silently shows less.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.errors import InputError
+from analysis.report import plan_record
+from analysis.report.documents import read_provenance
+from analysis.report.figures import family
+
+#: Columns that are never a branch group or a read-time column, whatever their name.
+NOT_GROUPS = {"format", "label", "adapter", "variant", "cluster_size"}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """The columns a figure relies on: text ones are read as strings (a selection named ``10``
+    stays ``"10"``), numeric ones must parse as numbers; ``extra`` is a regex of further numeric
+    columns whose names depend on the config (groups, selections)."""
+
+    text: tuple[str, ...]
+    numeric: tuple[str, ...]
+    extra: str | None = None
+
+
+TABLES = {
+    "size": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
+                                              "normalized_size_std", "n_samples")),
+    "groups": TableSpec(("format", "variant"), ("cluster_size",), extra=".+"),
+    "reads": TableSpec(("format", "variant", "reader", "selection", "mode"),
+                       ("cluster_size", "threads", "rss_over_baseline_mb", "peak_rss_mb")),
+    "ratios": TableSpec(("pair", "ttree", "parquet", "quantity", "selection", "mode",
+                         "cold_verified"),
+                        ("threads", "cluster_size", "ratio_mean", "ratio_std", "n_samples")),
+    "formats": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
+                                                 "normalized_size_std"),
+                         extra=r".+_(cold|warm)_s|rss_over_baseline_mb|peak_rss_mb|threads"),
+}
+
+
+def read_table(path: str | Path, spec: TableSpec) -> pd.DataFrame:
+    """A table as ``tabulate`` writes it; an empty one (nothing measured) is an empty frame."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such table (written by 'hepfmt tabulate')")
+    try:
+        df = pd.read_csv(path, comment="#", dtype={c: str for c in (*spec.text, "label")})
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame({c: pd.Series(dtype=str) for c in spec.text}
+                            | {c: pd.Series(dtype=float) for c in spec.numeric})
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(path, f"not a readable CSV table ({exc})") from exc
+    missing = [c for c in (*spec.text, *spec.numeric) if c not in df]
+    if missing:
+        raise InputError(path, f"not a hepfmt {path.stem} table: no column "
+                               f"{', '.join(repr(c) for c in missing)}")
+    extra = [c for c in df.columns if spec.extra and c not in NOT_GROUPS | set(spec.text)
+             and re.fullmatch(spec.extra, c)]
+    for c in (*spec.numeric, *extra):
+        try:
+            df[c] = pd.to_numeric(df[c])
+        except (ValueError, TypeError) as exc:
+            raise InputError(path, f"column {c!r} is not numeric ({exc})") from exc
+    return df
+
+
+@dataclass(frozen=True)
+class Inputs:
+    tables: dict[str, pd.DataFrame]
+    provenance: dict
+    plan: dict
+    config_name: str | None = None
+
+
+def load_inputs(name: str, tables_dir: str | Path, provenance: str | Path, plan: str | Path,
+                config_name: str | None = None) -> Inputs:
+    tables = {t: read_table(Path(tables_dir) / f"{t}.csv", TABLES[t])
+              for t in family(name).tables}
+    return Inputs(tables, read_provenance(provenance), plan_record.load(plan), config_name)

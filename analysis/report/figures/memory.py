@@ -1,0 +1,83 @@
+"""``memory``: the reads' own peak memory per format × reader, cold and warm side by side, one
+row of panels per selection: what a reader costs besides time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import NullLocator
+
+from analysis.report import plan_record
+from analysis.report.figures.axes import MODE_COLORS, MODES, UNVERIFIED, unverified
+from analysis.report.figures.inputs import Inputs
+from analysis.report.figures.order import ordered, selection_title, sorted_rows, threads_label
+from analysis.report.style import figure, message
+
+METRICS = {"rss_over_baseline_mb": "the reads' peak RSS over their starting RSS (MB)",
+           "peak_rss_mb": "peak RSS of the reading process (MB)"}
+
+
+def memory_table(reads: pd.DataFrame) -> pd.DataFrame:
+    """Per format × reader × threads × selection × mode at the largest cluster size: the
+    largest peak memory over variants (and samples, already in the table)."""
+    d = reads[reads.cluster_size == reads.cluster_size.max()]
+    d = d.assign(hollow=(d["mode"] == "cold").to_numpy() & unverified(d.cold_verified)
+                 if "cold_verified" in d else False,
+                 label=d["label"].fillna(d.format) if "label" in d else d.format)
+    exact = d.rss_exact.astype(bool) if "rss_exact" in d else pd.Series(False, index=d.index)
+    return d.assign(rss_exact=exact).groupby(
+        ["format", "label", "reader", "threads", "selection", "mode"], as_index=False).agg(
+        rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
+        hollow=("hollow", "any"), rss_exact=("rss_exact", "all"))
+
+
+def draw(inp: Inputs) -> tuple[Figure, list[str]]:
+    reads = inp.tables["reads"]
+    if reads.empty:
+        return message("Peak memory per reader", "No reads were measured."), []
+    m = memory_table(reads)
+    keys = sorted_rows(m.drop_duplicates(["format", "reader", "threads"]).assign(variant=""),
+                       inp.plan)[["format", "label", "reader", "threads"]]
+    many_threads = m.threads.nunique() > 1
+    ylabels = [f"{k.label} · {k.reader}" + (f" · {threads_label(k.threads)}" if many_threads
+                                            else "")
+               for k in keys.itertuples()]
+    sels = ordered(m.selection, plan_record.selections(inp.plan))
+    modes = ordered(m["mode"], MODES)
+    height = 0.8 / len(modes)
+    fig, axes = figure(len(sels), len(METRICS), 5.0, 1.2 + 0.2 * len(keys) * len(modes),
+                       sharey=True)
+    for i, sel in enumerate(sels):
+        for j, (metric, xlabel) in enumerate(METRICS.items()):
+            ax = axes[i, j]
+            for k, mode in enumerate(modes):
+                d = keys.merge(m[(m.selection == sel) & (m["mode"] == mode)],
+                               on=["format", "label", "reader", "threads"], how="left")
+                hollow = d.hollow.fillna(False).to_numpy(bool)
+                bars = ax.barh(np.arange(len(d)) + (k - (len(modes) - 1) / 2) * height,
+                               d[metric].fillna(0), height=height, color=MODE_COLORS[mode],
+                               label=f"{mode} cache")
+                for bar, h in zip(bars, hollow, strict=True):
+                    if h:
+                        bar.set(facecolor="white", edgecolor=MODE_COLORS[mode], hatch="////")
+            ax.set_yticks(np.arange(len(keys)), ylabels, fontsize=7)
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_xlabel(xlabel)
+            ax.set_title(selection_title(inp.plan, sel), fontsize="medium")
+    axes[0, 0].invert_yaxis()  # shared by every panel: config order from the top
+    handles = [Patch(color=MODE_COLORS[mode], label=f"{mode} cache") for mode in modes]
+    if m.hollow.any():
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
+                             label=UNVERIFIED))
+    fig.legend(handles=handles, loc="outside right upper")
+    cluster = int(reads.cluster_size.max())
+    notes = [f"cluster size {cluster:,}; per format × reader the largest value over the "
+             "measured variants and samples; cold and warm reads share one process per "
+             "selection, so one peak"]
+    bound = sorted({f"{k.label} · {k.reader}" for k in m[~m.rss_exact].itertuples()})
+    if bound:
+        notes.append("left panels only a lower bound (the kernel refused to reset the peak "
+                     f"RSS, or records predate it): {', '.join(bound)}")
+    return fig, notes

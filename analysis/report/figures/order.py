@@ -1,0 +1,65 @@
+"""Which rows a figure draws in which order and under which name: the plan record's.
+
+Legends, bars and panels read like the config (formats, variants, readers, selections and
+pairings in the order it lists them), whatever order the tables happen to be in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from analysis.report import plan_record
+from analysis.report.style import PALETTE
+
+
+def ordered(values: Iterable, order: Iterable) -> list:
+    """``values`` in the order of ``order`` (the config's), unknown ones after, sorted."""
+    rank = {str(v): i for i, v in enumerate(order)}
+    return sorted({str(v) for v in values if not pd.isna(v)},
+                  key=lambda v: (rank.get(v, len(rank)), v))
+
+
+def format_colors(plan: dict, formats: Iterable[str]) -> dict[str, str]:
+    names = ordered(formats, plan_record.format_names(plan))
+    return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(names)}
+
+
+def names(df: pd.DataFrame) -> pd.Series:
+    """``<label> <variant>`` per row, the label falling back to the format name."""
+    labels = df["label"] if "label" in df else df["format"]
+    return labels.fillna(df["format"]) + " " + df["variant"]
+
+
+def _rank(items: list, item: object) -> int:
+    return items.index(item) if item in items else len(items)
+
+
+def sorted_rows(df: pd.DataFrame, plan: dict) -> pd.DataFrame:
+    """Rows in config order of format, variant and reader (the format's default reader
+    first), then by threads."""
+    formats = plan_record.format_names(plan)
+    has_reader = "reader" in df
+
+    def key(r) -> tuple:
+        readers = plan_record.readers(plan, r.format) if has_reader else []
+        threads = getattr(r, "threads", 0)
+        return (_rank(formats, r.format), r.format,
+                _rank(plan_record.variants(plan, r.format), r.variant), r.variant,
+                _rank(readers, r.reader) if has_reader else 0, str(r.reader) if has_reader
+                else "", 0 if pd.isna(threads) else threads)
+
+    keys = [key(r) for r in df.itertuples()]
+    return df.iloc[sorted(range(len(df)), key=keys.__getitem__)]
+
+
+def threads_label(n: float) -> str:
+    return f"{n:g} thread" + ("" if n == 1 else "s")
+
+
+def selection_title(plan: dict, sel: str) -> str:
+    branches = plan_record.selections(plan).get(sel)
+    if branches == "*":
+        return f"'{sel}': all branches"
+    return f"'{sel}': {len(branches)} branches" if branches else f"selection '{sel}'"

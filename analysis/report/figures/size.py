@@ -1,0 +1,50 @@
+"""``size``: normalised size vs cluster size, one panel per codec family (zlib and gzip, both
+DEFLATE, share one), one line per format × variant: the 2018 study's first message."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from analysis.codec import Variant
+from analysis.report.figures.axes import cluster_axis, grid_axes, points, size_limits, unit_line
+from analysis.report.figures.inputs import Inputs
+from analysis.report.figures.order import format_colors, names, ordered, sorted_rows
+from analysis.report.style import LINESTYLES, MARKERS, message
+
+CODEC_TITLES = {"none": "uncompressed", "deflate": "zlib / gzip (DEFLATE)",
+                "default": "default (the format picks its encodings)",
+                "compact": "compact (Vortex's compact strategy)"}
+CODEC_ORDER = ("none", "deflate", "lz4", "zstd", "lzma", "snappy", "brotli", "lzf", "default",
+               "compact")
+
+
+def draw(inp: Inputs) -> tuple[Figure, list[str]]:
+    st = inp.tables["size"]
+    if st.empty:
+        return message("Normalized size", "size.csv has no rows: nothing was written"), []
+    st = sorted_rows(st.assign(family=st.variant.map(lambda v: Variant.of(v).family),
+                               name=names(st)), inp.plan)
+    colors = format_colors(inp.plan, st.format)
+    families = ordered(st.family, CODEC_ORDER)
+    fig, axes = grid_axes(len(families), 5.0, 3.9)
+    for ax, fam in zip(axes, families, strict=True):
+        d = st[st.family == fam]
+        for (fmt, _), g in d.groupby(["format", "variant"], sort=False):
+            rank = list(d[d.format == fmt].variant.unique()).index(g.variant.iloc[0])
+            g = g.sort_values("cluster_size")
+            points(ax, g.cluster_size, g.normalized_size_mean, g.normalized_size_std,
+                   colors[fmt], MARKERS[rank % len(MARKERS)], LINESTYLES[rank % len(LINESTYLES)],
+                   g.name.iloc[0], np.zeros(len(g), bool))
+        unit_line(ax, "1 = naive numpy size")
+        size_limits(ax, d.normalized_size_mean, d.normalized_size_std)
+        cluster_axis(ax, st.cluster_size)
+        ax.set_ylabel("normalized size (file / naive)")
+        ax.set_title(CODEC_TITLES.get(fam, fam), fontsize="medium")
+        ax.legend(loc="best", ncol=1 + len(d.name.unique()) // 5)
+    notes = []
+    if st.cluster_size.nunique() == 1:
+        notes.append("one cluster size: points, not lines")
+    if st.n_samples.max() <= 1:
+        notes.append("one sample: no error bars (no spread over samples)")
+    return fig, notes

@@ -1,0 +1,109 @@
+"""``tradeoff``: normalised size vs read time, one point per format × variant (its default
+reader), with the Pareto front: what nothing else beats in both size and speed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from analysis.report import plan_record
+from analysis.report.figures.axes import legend, plain_log, size_limits, unit_line, unverified
+from analysis.report.figures.inputs import Inputs
+from analysis.report.figures.order import format_colors, names, selection_title, sorted_rows
+from analysis.report.style import MARKERS, figure, message
+
+
+def pareto_front(x: Iterable[float], y: Iterable[float]) -> np.ndarray:
+    """True for the points no other point beats in both x and y (smaller is better in both);
+    points with a missing coordinate are never on it."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = ~(np.isnan(x) | np.isnan(y))
+    front = np.zeros(len(x), dtype=bool)
+    for i in np.flatnonzero(ok):
+        dominated = ok & (x <= x[i]) & (y <= y[i]) & ((x < x[i]) | (y < y[i]))
+        front[i] = not dominated.any()
+    return front
+
+
+def time_column(ft: pd.DataFrame, plan: dict) -> tuple[str, str, str] | None:
+    """The read-time column to plot, (column, selection, mode): warm before cold (a warm read is
+    always what it says), the all-branch selection before others (the whole file's cost)."""
+    cols = {c for c in ft.columns if c.endswith(("_warm_s", "_cold_s")) and ft[c].notna().any()}
+    if not cols:
+        return None
+    sels = plan_record.selections(plan)
+    order = sorted({c.rsplit("_", 2)[0] for c in cols},
+                   key=lambda s: (sels.get(s) != "*", s != "all", s))
+    for mode in ("warm", "cold"):
+        for sel in order:
+            if f"{sel}_{mode}_s" in cols:
+                return f"{sel}_{mode}_s", sel, mode
+    return None
+
+
+def default_reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
+    """One row per format × variant: its default reader (first in the format's reader list)
+    among the timed ones, at the fewest threads."""
+    rows = ft.dropna(subset=[col])
+    if "threads" in rows:
+        rows = rows[rows.threads == rows.threads.min()]
+    return sorted_rows(rows, plan).drop_duplicates(["format", "variant"])
+
+
+def draw(inp: Inputs) -> tuple[Figure, list[str]]:
+    ft = inp.tables["formats"]
+    title = "Size vs read time"
+    chosen = time_column(ft, inp.plan) if "reader" in ft else None
+    if chosen is None:
+        return message(title, "No read times in formats.csv: no reads were measured."), []
+    col, sel, mode = chosen
+    pts = default_reader_rows(ft, col, inp.plan)
+    pts = pts.assign(name=names(pts) + " [" + pts.reader + "]")
+    x, y = pts[col].to_numpy(float), pts.normalized_size_mean.to_numpy(float)
+    front = pareto_front(x, y)
+    hollow = unverified(pts.cold_verified) if mode == "cold" and "cold_verified" in pts \
+        else np.zeros(len(pts), bool)
+    colors = format_colors(inp.plan, pts.format)
+    fig, axes = figure(1, 1, 8.0, 6.0)
+    ax = axes[0, 0]
+    order = np.argsort(x[front])
+    ax.step(x[front][order], y[front][order], where="post", color="black", alpha=0.3,
+            linewidth=4, zorder=0, label="Pareto front: nothing is both smaller and faster")
+    for i, p in enumerate(pts.itertuples()):
+        on = bool(front[i])
+        rank = list(pts[pts.format == p.format].variant).index(p.variant)
+        ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
+                    color=colors[p.format], capsize=2)
+        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)], linestyle="none",
+                markersize=10 if on else 7, color=colors[p.format],
+                markerfacecolor="white" if hollow[i] else colors[p.format],
+                markeredgecolor="black" if on else colors[p.format],
+                label=p.name + (" (front)" if on else ""))
+        if on:
+            ax.annotate(p.name, (x[i], y[i]), xytext=(6, 4), textcoords="offset points",
+                        fontsize=7, fontweight="bold")
+    timed = x[~np.isnan(x)]
+    plain_log(ax, "x", timed.min() / 1.25, timed.max() * 1.25)
+    unit_line(ax, "1 = naive numpy size")
+    size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
+    ax.set_xlabel(f"read time (s), {selection_title(inp.plan, sel)}, {mode} cache")
+    ax.set_ylabel("normalized size (file / naive)")
+    ax.set_title(f"{title}, cluster size {int(pts.cluster_size.max()):,}: lower left is better",
+                 fontsize="medium")
+    legend(fig, axes, hollow.any())
+    return fig, _untimed_notes(ft, pts, col)
+
+
+def _untimed_notes(ft: pd.DataFrame, pts: pd.DataFrame, col: str) -> list[str]:
+    timed = set(zip(pts.format, pts.variant, strict=True))
+    untimed = ft[[(f, v) not in timed for f, v in zip(ft.format, ft.variant, strict=True)]]
+    untimed = untimed.drop_duplicates(["format", "variant"])
+    notes = ["one point per format × variant: its default reader (first in its reader list), "
+             f"fewest threads; x = {col} of formats.csv"]
+    if not untimed.empty:
+        notes.append(f"sizes only, no read time at this cluster size ({len(untimed)}): "
+                     + ", ".join(names(untimed)))
+    return notes

@@ -1,0 +1,57 @@
+"""The plan record (``{results}/plan.json``, written by ``hepfmt plan-record``) as the report
+reads it.
+
+The report never re-plans the study from the config: labels, reader lists, pairings and the
+reader standing for each side of a pairing come from this one file, so tables and figures show
+what the workflow planned even if the planning code has changed since. Formats, pairings and
+selections are lists in the record; their order is the config's, which legends and rows follow.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis import records
+
+KEYS = ("formats", "pairs", "selections", "threads", "config")
+
+
+def load(path: str | Path) -> dict:
+    return records.load(path, KEYS, "plan record (from 'hepfmt plan-record')")
+
+
+def format_names(plan: dict) -> list[str]:
+    """The config's format names, in config order."""
+    return [f["name"] for f in plan["formats"]]
+
+
+def _format(plan: dict, fmt: str) -> dict:
+    return next((f for f in plan["formats"] if f["name"] == fmt), {})
+
+
+def label(plan: dict, fmt: str) -> str:
+    """How tables and figures call the format ``fmt`` (a name the plan lacks stays itself)."""
+    return _format(plan, fmt).get("label", fmt)
+
+
+def adapter(plan: dict, fmt: str) -> str:
+    return _format(plan, fmt).get("adapter", fmt)
+
+
+def readers(plan: dict, fmt: str) -> list[str]:
+    """The readers timed on ``fmt``, its default reader first."""
+    return _format(plan, fmt).get("readers", [])
+
+
+def variants(plan: dict, fmt: str) -> list[str]:
+    return _format(plan, fmt).get("variants", [])
+
+
+def selections(plan: dict) -> dict[str, list[str] | str]:
+    """Selection name -> its branches (or ``"*"``), in config order."""
+    return {s["name"]: s["branches"] for s in plan["selections"]}
+
+
+def pair_labels(plan: dict) -> list[str]:
+    """The pairings' labels in config order (a label given twice counts once)."""
+    return list(dict.fromkeys(p["label"] for p in plan["pairs"]))

@@ -1,0 +1,251 @@
+"""Real files as they come: a TTree (written by ROOT or uproot), an RNTuple, or Parquet (a file
+or a directory of files, flat and list columns as uproot/awkward/coffea write NanoAOD).
+
+The kind is read from the content, not guessed from the name: a ROOT file starts with ``root``
+and a Parquet file with ``PAR1``; inside a ROOT file, the class of the object under the tree
+name says TTree or RNTuple. Every kind is read the same two ways: its columns (name, dtype,
+flat or jagged, and the counter the file itself names, which only TTree leaf lists do), and its
+events in chunks of bounded size as flat numpy values plus offsets, so that a large file never
+needs to fit in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from analysis.errors import InputError
+from analysis.samples.source import Column, to_column
+
+KINDS = ("ttree", "rntuple", "parquet")
+#: Bytes of uncompressed data read per chunk.
+STEP_BYTES = 100_000_000
+#: Class names uproot reports for an RNTuple anchor (the pre-1.0 name included).
+RNTUPLE_CLASSES = ("ROOT::RNTuple", "ROOT::Experimental::RNTuple")
+MAGIC = {b"root": "root", b"PAR1": "parquet"}
+#: RNTuple field types hepfmt reads: fixed-width scalars and vectors of them.
+CPP_DTYPES = {"bool": "bool", "char": "int8", "float": "float32", "double": "float64",
+              **{f"{ns}{u}int{n}_t": f"{u}int{n}" for ns in ("", "std::") for u in ("", "u")
+                 for n in (8, 16, 32, 64)}}
+VECTOR = re.compile(r"^(?:std::vector|ROOT::VecOps::RVec|ROOT::RVec)<(?P<element>.+)>$")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of a real file, before hepfmt names its counter and collection."""
+
+    name: str
+    dtype: str  # numpy dtype name of the (flattened) values
+    jagged: bool
+    counter: str | None = None  # the counter the file itself names (TTree leaf lists only)
+
+
+def _magic(path: str) -> bytes:
+    import fsspec
+
+    try:
+        with fsspec.open(path, "rb") as f:
+            return f.read(4)
+    except (OSError, ValueError, ImportError) as exc:  # ImportError: a protocol not installed
+        raise InputError(path, f"cannot open ({exc})") from exc
+
+
+def _parquet_files(path: str) -> list[str]:
+    """The Parquet file itself, or a directory's Parquet files in name order (part files)."""
+    if not Path(path).is_dir():
+        return [path]
+    files = sorted(str(p) for p in Path(path).iterdir()
+                   if p.is_file() and not p.name.startswith((".", "_")))
+    files = [f for f in files if _magic(f) == b"PAR1"]
+    if not files:
+        raise InputError(path, "a directory without Parquet files")
+    return files
+
+
+def _dtype_name(path: str, name: str, dtype: object) -> str:
+    from analysis.samples.schema import DTYPES
+
+    try:
+        out = np.dtype(dtype).newbyteorder("=").name
+    except TypeError:
+        out = str(dtype)
+    if out not in DTYPES:
+        raise InputError(path, f"column {name}: unsupported type {dtype} (hepfmt reads "
+                               "fixed-width numbers and booleans, flat or one list level)")
+    return out
+
+
+class Input:
+    """An opened real file: its kind, its columns and its events in chunks."""
+
+    kind: str
+
+    def __init__(self, path: str, tree: str) -> None:
+        self.path, self.tree = path, tree
+
+    @property
+    def label(self) -> str:
+        """How schemas and models name their origin."""
+        name = Path(str(self.path).rstrip("/")).name
+        return name if self.kind == "parquet" else f"{name}:{self.tree}"
+
+    @cached_property
+    def fields(self) -> list[Field]:
+        """The file's columns, in file order (read once)."""
+        return self._read_fields()
+
+    def _read_fields(self) -> list[Field]:
+        raise NotImplementedError
+
+    def chunks(self, names: list[str]) -> Iterator[dict[str, Column]]:
+        """``names`` (columns of this file) chunk by chunk, offsets starting at 0."""
+        raise NotImplementedError
+
+
+class RootInput(Input):
+    """A TTree or an RNTuple, read by uproot (``root://`` works with ``fsspec-xrootd``)."""
+
+    def __init__(self, path: str, tree: str, obj: object, kind: str) -> None:
+        super().__init__(path, tree)
+        self.obj, self.kind = obj, kind
+
+    def _read_fields(self) -> list[Field]:
+        return self._ttree_fields() if self.kind == "ttree" else self._rntuple_fields()
+
+    def _ttree_fields(self) -> list[Field]:
+        out = []
+        for b in self.obj.values():
+            interp, counter = b.interpretation, None
+            content = getattr(interp, "content", None)
+            if content is not None:  # AsJagged
+                if b.count_branch is None:
+                    raise InputError(self.path, f"jagged branch {b.name} has no counter branch")
+                counter, interp = b.count_branch.name, content
+            dtype = getattr(interp, "to_dtype", None)
+            if dtype is None or dtype.shape:
+                raise InputError(self.path, f"branch {b.name}: unsupported type "
+                                            f"{b.interpretation}")
+            out.append(Field(b.name, _dtype_name(self.path, b.name, dtype), content is not None,
+                             counter))
+        return out
+
+    def _rntuple_fields(self) -> list[Field]:
+        # from the header's field records: uproot's field objects cost seconds in a wide RNTuple
+        out = []
+        top = [(r.field_name, r.type_name) for i, r in enumerate(self.obj.field_records)
+               if r.parent_field_id == i]
+        for name, typename in top:
+            m = VECTOR.match(typename)
+            element = m["element"] if m else typename
+            if element.strip() not in CPP_DTYPES:
+                raise InputError(self.path, f"field {name}: unsupported type {typename}")
+            out.append(Field(name, CPP_DTYPES[element.strip()], m is not None))
+        return out
+
+    def chunks(self, names: list[str]) -> Iterator[dict[str, Column]]:
+        import awkward as ak
+
+        for chunk in self.obj.iterate(names, step_size=STEP_BYTES, library="ak"):
+            out = {}
+            for name in names:
+                arr = chunk[name]
+                values = ak.to_numpy(ak.flatten(arr, axis=None))
+                offsets = None
+                if arr.ndim > 1:
+                    offsets = np.zeros(len(arr) + 1, dtype=np.int64)
+                    np.cumsum(ak.to_numpy(ak.num(arr)), out=offsets[1:])
+                out[name] = Column(values, offsets)
+            yield out
+
+
+class ParquetInput(Input):
+    """One Parquet file or a directory of them, read by pyarrow batch by batch."""
+
+    kind = "parquet"
+
+    def __init__(self, path: str, tree: str) -> None:
+        import pyarrow.parquet as pq
+
+        super().__init__(path, tree)
+        self.files = _parquet_files(path)
+        try:
+            self.schema = pq.read_schema(self.files[0])
+        except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+            raise InputError(self.files[0], f"not a readable Parquet file ({exc})") from exc
+
+    def _read_fields(self) -> list[Field]:
+        import pyarrow as pa
+
+        out = []
+        for f in self.schema:
+            t = f.type
+            jagged = pa.types.is_list(t) or pa.types.is_large_list(t)
+            leaf = t.value_type if jagged else t
+            if not (pa.types.is_integer(leaf) or pa.types.is_floating(leaf)
+                    or pa.types.is_boolean(leaf)):
+                raise InputError(self.path, f"column {f.name}: unsupported type {t}")
+            out.append(Field(f.name, _dtype_name(self.path, f.name, leaf.to_pandas_dtype()),
+                             jagged))
+        return out
+
+    def chunks(self, names: list[str]) -> Iterator[dict[str, Column]]:
+        import pyarrow.parquet as pq
+
+        for path in self.files:
+            try:
+                pf = pq.ParquetFile(path)
+                md = pf.metadata
+                row_bytes = sum(md.row_group(i).total_byte_size
+                                for i in range(md.num_row_groups)) / max(md.num_rows, 1)
+                rows = max(1, int(STEP_BYTES / max(row_bytes, 1.0)))
+                for batch in pf.iter_batches(batch_size=rows, columns=names):
+                    out = {}
+                    for name in names:
+                        arr = batch.column(name)
+                        if arr.null_count or (hasattr(arr, "values") and arr.values.null_count):
+                            raise InputError(path, f"column {name} holds nulls")
+                        out[name] = to_column(arr)
+                    yield out
+            except InputError:
+                raise
+            except Exception as exc:  # pyarrow: a missing column, a schema that changed, ...
+                raise InputError(path, f"cannot read Parquet ({exc})") from exc
+
+
+def detect(path: str | Path) -> str:
+    """``root`` or ``parquet``, from the first bytes (of a directory's first Parquet file)."""
+    path = str(path)
+    head = _magic(_parquet_files(path)[0]) if Path(path).is_dir() else _magic(path)
+    if head not in MAGIC:
+        raise InputError(path, f"neither a ROOT nor a Parquet file (first four bytes {head!r})")
+    return MAGIC[head]
+
+
+def open_input(path: str | Path, tree: str = "Events") -> Input:
+    """The file at ``path`` opened as what it holds; ``tree`` names the TTree or RNTuple of a
+    ROOT file (Parquet has no name inside)."""
+    path = str(path)
+    if detect(path) == "parquet":
+        return ParquetInput(path, tree)
+    import uproot
+
+    try:
+        f = uproot.open(path)
+    except Exception as exc:  # uproot raises many types for unreadable files
+        raise InputError(path, f"not a readable ROOT file ({exc})") from exc
+    try:
+        classname = f.classname_of(tree)
+        obj = f[tree]
+    except Exception as exc:
+        raise InputError(path, f"cannot open tree {tree!r} ({exc}); the file holds "
+                               f"{sorted(set(f.classnames().values()))}") from exc
+    if classname == "TTree":
+        return RootInput(path, tree, obj, "ttree")
+    if classname in RNTUPLE_CLASSES:
+        return RootInput(path, tree, obj, "rntuple")
+    raise InputError(path, f"{tree!r} is a {classname}, not a TTree or an RNTuple")
