@@ -30,8 +30,13 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
 	touch $@
 
+# A killed run resumes with the same command: --rerun-incomplete redoes the jobs it cut short;
+# --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
+# with a lock that dies with its process, where Snakemake's would need --unlock after a kill.
+RESUME := --rerun-incomplete --nolock
+
 run: $(STAMP)
-	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --configfile $(CONFIG)
+	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) $(RESUME) --configfile $(CONFIG)
 
 report: $(STAMP)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)

@@ -29,6 +29,16 @@ READ_PLAN = study.read_plan(config)  # file -> its readers
 MEASURED = list(READ_PLAN)
 
 
+onstart:
+    # One run per results directory, whatever its working directory; then remove what killed
+    # jobs left there (analysis/plan/lock.py). Not for dry runs, nor inside batch jobs.
+    from analysis.plan import lock
+
+    lock.hold(RESULTS)
+    for _left in lock.remove_leftovers(RESULTS):
+        print(f"removed {_left}, left by a killed job")
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/convert.smk"
@@ -36,10 +46,12 @@ include: "workflow/rules/measure.smk"
 include: "workflow/rules/tabulate.smk"
 include: "workflow/rules/metadata.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/queries.smk"
 
 
 rule all:
     input:
         rules.tabulate.output,
-        FIGURE_FILES,
+        # the queries figure belongs to the `queries` target (workflow/rules/queries.smk)
+        [f for f in FIGURE_FILES if f not in QUERY_FIGURES],
     default_target: True

@@ -54,7 +54,7 @@ def cmd_import(a: argparse.Namespace) -> None:
 
 def cmd_schema_extract(a: argparse.Namespace) -> None:
     from analysis.atomic import atomic_path
-    from analysis.samples.model import extract
+    from analysis.samples.learn import extract
 
     model = extract(a.file, a.tree)
     with atomic_path(a.output) as tmp:
@@ -111,16 +111,27 @@ def cmd_convert(a: argparse.Namespace) -> None:
 
 def cmd_measure(a: argparse.Namespace) -> None:
     from analysis.measure.reads import measure_file
+    from analysis.measure.timing import Stopping
 
-    if a.repetitions < 5:
-        raise ConfigError("--repetitions", "at least 5 repetitions are required")
+    try:
+        stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
+    except ValueError as exc:
+        raise ConfigError("--repetitions", str(exc)) from None
     try:
         threads = [int(t) for t in a.threads.split(",")]
     except ValueError:
         raise ConfigError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
                  dict(a.selection), a.modes.split(","), a.repetitions, threads, a.output,
-                 a.timeout, name=a.name)
+                 a.timeout, name=a.name, stopping=stopping)
+
+
+def cmd_bench_overhead(a: argparse.Namespace) -> None:
+    from analysis.measure.overhead import bench, report
+
+    rows = bench(a.file, a.source, a.format, a.readers.split(","), dict(a.selection), a.runs,
+                 a.threads, a.timeout)
+    print(report(rows, a.format))
 
 
 def cmd_plan_record(a: argparse.Namespace) -> None:
@@ -146,12 +157,17 @@ def cmd_figure(a: argparse.Namespace) -> None:
 
 
 def cmd_check_config(a: argparse.Namespace) -> None:
+    """Everything a run would refuse, refused now; then what the run will cost, and where that
+    exceeds this machine (warnings only: the run may go to a batch cluster)."""
     from analysis.plan import config as cfg
-    from analysis.plan.study import files, measured
+    from analysis.plan import resources
 
     c = cfg.load(a.config)
-    print(f"{a.config}: valid; {len(c['samples'])} samples, {len(files(c))} files to write, "
-          f"{len(measured(c))} to read-measure")
+    est = resources.whole_study(c)
+    print(f"{a.config}: valid; {len(c['samples'])} samples")
+    print(est.describe())
+    for w in resources.machine_warnings(est, c):
+        print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
 
 
 def cmd_metadata_write(a: argparse.Namespace) -> None:
@@ -241,6 +257,115 @@ def _metadata_parser(sub) -> None:
     g.set_defaults(func=cmd_metadata_tabulate)
 
 
+def _bench_parser(sub) -> None:
+    b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
+    bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
+    o = bsub.add_parser("overhead", help="each reader's timed scan next to the bare library "
+                                         "call on the same file: the harness's overhead")
+    o.add_argument("file")
+    o.add_argument("--source", required=True, help="the source sample the file was written from")
+    o.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    o.add_argument("--readers", required=True, help="comma-separated reader names")
+    o.add_argument("--selection", type=_selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
+    o.add_argument("--runs", type=int, default=15, help="alternating runs of each")
+    o.add_argument("--threads", type=int, default=1)
+    o.add_argument("--timeout", type=float, default=3600.0)
+    o.set_defaults(func=cmd_bench_overhead)
+
+
+def _task_numbers(text: str) -> list[int]:
+    from analysis.queries.tasks import TASKS
+
+    try:
+        numbers = [int(t) for t in text.split(",") if t]
+    except ValueError:
+        raise ConfigError("--tasks", f"{text!r} is not N,M,... (task numbers)") from None
+    unknown = sorted(set(numbers) - set(TASKS))
+    if unknown:
+        raise ConfigError("--tasks", f"no task {unknown[0]}; tasks are {sorted(TASKS)}")
+    return numbers
+
+
+def cmd_query_reference(a: argparse.Namespace) -> None:
+    from analysis.measure.queries import write_reference
+
+    write_reference(a.source, _task_numbers(a.tasks), a.output)
+
+
+def cmd_query(a: argparse.Namespace) -> None:
+    import tempfile
+
+    from analysis.measure.queries import measure_queries, write_reference
+    from analysis.queries import reading
+
+    if a.repetitions < 5:
+        raise ConfigError("--repetitions", "at least 5 repetitions are required")
+    numbers = _task_numbers(a.tasks)
+    engines = (a.engines.split(",") if a.engines
+               else reading(a.format, numbers, distributed=bool(a.dask_scheduler)))
+    with tempfile.TemporaryDirectory(prefix="hepfmt-query-") as tmp:
+        reference = a.reference
+        if reference is None:
+            reference = Path(tmp) / "reference.json"
+            write_reference(a.source, numbers, reference)
+        doc = measure_queries(a.file, a.source, reference, a.format, a.variant,
+                              a.cluster_size, engines, numbers, a.modes.split(","),
+                              a.repetitions, a.threads, a.output, a.timeout, name=a.name,
+                              scheduler=a.dask_scheduler or "")
+    print(f"{a.file}: {len(numbers)} tasks x {len(engines)} engines agree with the reference",
+          file=sys.stderr)
+    for row in doc["queries"]:
+        print(f"  task {row['task']} {row['engine']:<12} {row['mode']}: "
+              f"{row['events_per_s']:,.0f} events/s", file=sys.stderr)
+
+
+def cmd_tabulate_queries(a: argparse.Namespace) -> None:
+    from analysis.report import plan_record
+    from analysis.report.queries import tabulate_queries
+
+    tabulate_queries(plan_record.load(a.plan), a.queries, a.output, a.provenance)
+
+
+def _queries_parser(sub) -> None:
+    q = sub.add_parser("query", help="time the ADL benchmark tasks on one file through every "
+                                     "engine that reads it, checked against the reference")
+    q.add_argument("file")
+    q.add_argument("--source", required=True, help="the source sample the file was written from")
+    q.add_argument("--reference", help="the sample's reference answers (from query-reference; "
+                                       "default: computed here, which takes a while)")
+    q.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    q.add_argument("--name", help="the config's name of this format (default: --format)")
+    q.add_argument("--variant", required=True)
+    q.add_argument("--cluster-size", type=int, required=True)
+    q.add_argument("--engines", help="comma-separated (default: every engine that reads the "
+                                     "format; with --dask-scheduler, its distributed ones too)")
+    q.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    q.add_argument("--modes", default="cold,warm")
+    q.add_argument("--repetitions", type=int, default=5)
+    q.add_argument("--threads", type=int, default=1, help="engine threads")
+    q.add_argument("--dask-scheduler", help="address of a Dask scheduler (tcp://host:8786) for "
+                                            "the engines that run distributed (awkward-dask)")
+    q.add_argument("--timeout", type=float, default=3600.0)
+    q.add_argument("-o", "--output", required=True)
+    q.set_defaults(func=cmd_query)
+
+    r = sub.add_parser("query-reference", help="the reference answers of the ADL tasks on a "
+                                               "source sample (the slow, obvious event loop)")
+    r.add_argument("source")
+    r.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    r.add_argument("-o", "--output", required=True)
+    r.set_defaults(func=cmd_query_reference)
+
+    t = sub.add_parser("tabulate-queries", help="the queries table from query measurements")
+    t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
+    t.add_argument("--queries", nargs="*", default=[], help="records from 'hepfmt query'")
+    t.add_argument("-o", "--output", required=True, help="output directory for tables")
+    t.add_argument("--provenance", help="where to write its provenance (default: in -o, "
+                                        "queries-provenance.json)")
+    t.set_defaults(func=cmd_tabulate_queries)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true",
@@ -310,11 +435,21 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--selection", type=_selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
     m.add_argument("--modes", default="cold,warm")
-    m.add_argument("--repetitions", type=int, default=5)
+    m.add_argument("--repetitions", type=int, default=30,
+                   help="the most timed repetitions per cache mode")
+    m.add_argument("--min-repetitions", type=int, default=3,
+                   help="the fewest timed repetitions per cache mode (at least 3)")
+    m.add_argument("--precision", type=float, default=0.05,
+                   help="stop repeating once the median's 95%% interval is within this "
+                        "fraction of it (6 repetitions at least give a 95%% interval)")
+    m.add_argument("--budget-s", type=float, default=60.0,
+                   help="stop repeating once this many seconds were spent on one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=3600.0)
     m.add_argument("-o", "--output", required=True)
     m.set_defaults(func=cmd_measure)
+
+    _bench_parser(sub)
 
     r = sub.add_parser("plan-record", help="what the tables and figures need of the study "
                                            "(labels, readers, pairings, selections), as JSON")
@@ -339,11 +474,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("-o", "--output", required=True, help="output directory")
     f.set_defaults(func=cmd_figure)
 
-    k = sub.add_parser("check-config", help="validate a config file and count its files")
+    k = sub.add_parser("check-config", help="validate a config file; count its files and "
+                                            "estimate their disk, memory and CPU")
     k.add_argument("config")
     k.set_defaults(func=cmd_check_config)
 
     _metadata_parser(sub)
+    _queries_parser(sub)
     return p
 
 

@@ -59,12 +59,18 @@ class Marks:
     report, ``analysis.measure`` interprets.
     """
 
-    __slots__ = ("opened_at", "chunks")
+    __slots__ = ("chunks", "held", "opened_at")
 
     def __init__(self) -> None:
         self.opened_at: float | None = None
         #: (entries done, time) after each chunk, in reading order
         self.chunks: list[tuple[int, float]] = []
+        #: the decoded data, alive until the harness has stopped its clock: freeing it is not
+        #: reading it (a user's read hands it over too)
+        self.held: list[object] = []
+
+    def hold(self, data: object) -> None:
+        self.held.append(data)
 
     def opened(self, at: float | None = None) -> None:
         self.opened_at = time.perf_counter() if at is None else at
@@ -213,9 +219,9 @@ def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
 def keep_chunks(chunks: Iterable, marks: Marks) -> int:
     """Hold every decoded chunk until the whole read is done (as a user's read returns all
     of it), marking each; the entries read."""
-    kept, entries = [], 0
+    entries = 0
     for chunk in chunks:
-        kept.append(chunk)
+        marks.hold(chunk)
         entries += len(chunk)
         marks.chunk(entries)
     return entries

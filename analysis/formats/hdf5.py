@@ -21,6 +21,7 @@ The reader reads each dataset in blocks of whole chunks, so that no chunk is dec
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,14 @@ from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError
-from analysis.formats.base import Format, Layout, Reader, check_layout, require_branches
+from analysis.formats.base import (
+    Format,
+    Layout,
+    Marks,
+    Reader,
+    check_layout,
+    require_branches,
+)
 from analysis.samples.source import iter_clusters, read_source_meta, schema_of, to_column
 
 GROUP = "Events"
@@ -132,25 +140,52 @@ def _prepare(threads: int) -> None:
     import h5py  # noqa: F401  (HDF5 reads are single-threaded)
 
 
-def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+def _blocks(path: str, branches: list[str], marks: Marks,
+            sink: Callable[[str, np.ndarray], None]) -> int:
+    """Hand ``sink`` each dataset in blocks of whole chunks, branch after branch; the entries
+    (events) of the file. HDF5 stores columns apart, so the one progress mark a reader reaches
+    is the end of the read."""
     with _open(path) as f:
         g = f[GROUP]
-        require_branches(path, g, branches)
+        marks.opened()
         try:
             for b in branches:
                 ds = g[b]
+                n = ds.shape[0]
+                if n <= READ_BLOCK:  # one block: the whole dataset, as ds[()] reads it
+                    sink(b, ds[()])
+                    continue
                 chunk = ds.chunks[0] if ds.chunks else READ_BLOCK
                 step = chunk * max(1, READ_BLOCK // chunk)
-                for start in range(0, ds.shape[0], step):
-                    out[b] = merge(out[b], checksum(np.asarray(ds[start:start + step])))
+                for start in range(0, n, step):
+                    sink(b, np.asarray(ds[start:start + step]))
+            first = g[branches[0]]
+            counter = first.attrs.get("counter")
+            entries = int(g[counter].shape[0] if counter else first.shape[0])
         except OSError as exc:  # h5py raises OSError for corrupt chunks and filters
             raise InputError(path, f"h5py could not read it: {exc}") from exc
+    marks.chunk(entries)
+    return entries
+
+
+def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+    with _open(path) as f:
+        require_branches(path, f[GROUP], branches)
+    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+
+    def fold(b: str, values: np.ndarray) -> None:
+        out[b] = merge(out[b], checksum(values))
+
+    _blocks(path, branches, Marks(), fold)
     return out
+
+
+def _scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
+    return _blocks(path, branches, marks, lambda _, values: marks.hold(values))
 
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset({"shuffle"}),
-    readers={"h5py": Reader("h5py", "h5py", _prepare, _read)},
+    readers={"h5py": Reader("h5py", "h5py", _prepare, _read, _scan)},
 )

@@ -220,8 +220,8 @@ def _prepare_duckdb(threads: int) -> None:
 
 
 def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
-    """A full scan of the selection: DuckDB decodes it into its vectors and streams them out as
-    Arrow batches; the file is open once the query is bound (its schema read)."""
+    """A full scan of the selection: DuckDB decodes it into its vectors and hands them over as
+    one Arrow table; the file is open once the query is bound (its schema read)."""
     import duckdb
 
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
@@ -229,7 +229,7 @@ def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
         with duckdb.connect(config={"threads": max(1, threads)}) as con:
             rel = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path])
             marks.opened()
-            yield from rel.to_arrow_reader(65536)
+            yield rel.fetch_arrow_table()
     except duckdb.Error as exc:
         raise InputError(path, f"DuckDB could not read it: {exc}") from exc
 

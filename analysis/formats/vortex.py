@@ -153,8 +153,7 @@ def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
     f = _open(path)
     marks.opened()
     try:
-        for chunk in f.scan(branches):  # decodes Vortex's encodings into Arrow
-            yield pa.Table.from_struct_array(chunk.to_arrow_array())
+        yield from f.to_arrow(branches)  # decodes Vortex's encodings into Arrow batches
     except Exception as exc:
         raise InputError(path, f"vortex could not read it: {exc}") from exc
 

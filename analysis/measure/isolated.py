@@ -38,7 +38,8 @@ def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: floa
 
 
 def _run(cmd: list[str], path: str | Path, what: str, timeout: float) -> dict:
-    with tempfile.TemporaryDirectory(prefix="hepfmt-fresh-") as tmp:
+    # the parent's PID in the name: a run that finds it dead removes what a kill left here
+    with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [*cmd, str(out)]
         try:

@@ -5,20 +5,27 @@ cache or allocator history leaks from one measurement into the next, and so that
 its own. Inside that process:
 
 1. the reader is prepared (imports, C++ declarations, threads) outside any timing;
-2. one untimed read primes lazily compiled code and the page cache;
-3. warm repetitions: timed reads of the now-cached file;
-4. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
+2. the file is read once with the reader's ``read``, whose per-branch checksums must equal the
+   source's, or the measurement fails: a fast read of wrong data is not a result. This proof
+   runs once, untimed, so that no checksum arithmetic is ever counted as reading;
+3. one untimed ``scan`` primes lazily compiled code and the page cache;
+4. warm repetitions: timed scans of the now-cached file (``scan`` decodes exactly what ``read``
+   decodes and keeps it, without checksumming it), each reporting when the file was open and
+   when each chunk was done (:class:`~analysis.formats.base.Marks`);
+5. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
    ``mincore`` count of its resident pages; a repetition whose file still had resident pages is
-   recorded as *not verified cold*, and the cold figure is flagged, never reported as cold;
-5. every repetition's per-branch checksums must equal the source's reference checksums, or the
-   measurement fails: a fast read of wrong data is not a result.
+   recorded as *not verified cold*, and the cold figure is flagged, never reported as cold.
 
-Warm runs before cold so that one priming read serves both; a cold repetition's state differs
-from a warm one's only by the evicted pages, which is the quantity being measured.
+Repetitions continue until the median's 95% interval is within the requested precision, or the
+time budget is spent (:class:`~analysis.measure.timing.Stopping`). Every scan must have read
+every entry of the file. Warm runs before cold so that one priming scan serves both; a cold
+repetition's state differs from a warm one's only by the evicted pages, which is the quantity
+being measured.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import resource
 import sys
@@ -32,9 +39,10 @@ from analysis import formats
 from analysis.atomic import write_json
 from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import InputError, VerificationError
+from analysis.formats.base import Marks, Reader
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
-from analysis.measure.timing import summarize
+from analysis.measure.timing import Stopping, median_interval, parts_of, repeat, summarize
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
 
@@ -51,11 +59,20 @@ class ReadSpec:
     selection: str
     branches: list[str]
     modes: list[str]
-    repetitions: int
+    repetitions: int  # the most repetitions per mode
     threads: int
     #: the adapter's module: the child imports it directly, so a format registered at run time
     #: (a plug-in, a test's toy format) is read there too; empty = the registry's
     module: str = ""
+    #: stop repeating once the median's 95% interval is within this fraction of it ...
+    precision: float = 0.05
+    #: ... or once this many seconds of repetitions were spent (per mode), after at least
+    min_repetitions: int = 3
+    budget_s: float = 60.0
+    n_events: int = -1  # entries every scan must read (-1: the source's)
+
+    def stopping(self) -> Stopping:
+        return Stopping(self.precision, self.budget_s, self.min_repetitions, self.repetitions)
 
 
 def _io_read_bytes() -> int:
@@ -102,6 +119,31 @@ def read_peak_bytes(method: str) -> int:
     return _status_kib("VmHWM") * 1024 if method == "vmhwm-reset" else _process_peak_bytes()
 
 
+def verify_read(reader: Reader, spec: ReadSpec, reference: dict) -> None:
+    """The reader's checksums of the selection equal the source's (untimed, once)."""
+    got = reader.read(spec.path, spec.branches, spec.threads)
+    bad = [b for b in spec.branches if tuple(got[b]) != reference[b]]
+    if bad:
+        raise VerificationError(
+            spec.path, f"{spec.reader} read wrong values: {len(bad)} branches differ from "
+            f"the source, e.g. {bad[0]} {fmt_checksum(got[bad[0]])} != "
+            f"{fmt_checksum(reference[bad[0]])}")
+
+
+def timed_scan(reader: Reader, spec: ReadSpec) -> dict:
+    """One timed scan: wall and CPU time, bytes read from storage, and the scan's marks."""
+    marks = Marks()
+    io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
+    entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
+    wall = time.perf_counter() - t0
+    rep = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
+           "disk_read_bytes": _io_read_bytes() - io0, "entries": entries, **marks.since(t0)}
+    if spec.n_events >= 0 and entries != spec.n_events:
+        raise VerificationError(spec.path, f"{spec.reader} scanned {entries} entries, the file "
+                                           f"has {spec.n_events}")
+    return rep
+
+
 def run_read(spec: ReadSpec) -> dict:
     """The body of one measurement process (see the module docstring)."""
     bad_modes = [m for m in spec.modes if m not in MODES]
@@ -110,35 +152,27 @@ def run_read(spec: ReadSpec) -> dict:
     reader = formats.load(spec.module or formats.entry(spec.format).module).readers[spec.reader]
     meta = read_source_meta(spec.source)
     reference = {b: tuple(meta["checksums"][b]) for b in spec.branches}
+    if spec.n_events < 0:
+        spec = dataclasses.replace(spec, n_events=int(meta["n_events"]))
+    stopping = spec.stopping()
     reader.prepare(spec.threads)
-    baseline_rss, rss_method = start_read_peak()
+    verify_read(reader, spec, reference)
+    baseline_rss, rss_method = start_read_peak()  # the scans' peak, not the proof's
+    reader.scan(spec.path, spec.branches, spec.threads, Marks())  # priming scan, untimed
 
-    def checked_read() -> None:
-        got = reader.read(spec.path, spec.branches, spec.threads)
-        bad = [b for b in spec.branches if tuple(got[b]) != reference[b]]
-        if bad:
-            raise VerificationError(
-                spec.path, f"{spec.reader} read wrong values: {len(bad)} branches differ from "
-                f"the source, e.g. {bad[0]} {fmt_checksum(got[bad[0]])} != "
-                f"{fmt_checksum(reference[bad[0]])}")
+    def one(mode: str) -> dict:
+        rep: dict[str, object] = {}
+        if mode == "cold":
+            ev = evict(spec.path)
+            rep.update(pages=ev.pages, resident_before=ev.resident_before,
+                       resident_after=ev.resident_after, cold_verified=ev.verified)
+        return {**rep, **timed_scan(reader, spec)}
 
-    checked_read()  # priming read, untimed
     out: dict[str, list[dict]] = {}
+    stops: dict[str, dict] = {}
     for mode in sorted(spec.modes, key=lambda m: m != "warm"):  # warm first: see docstring
-        reps = []
-        for _ in range(spec.repetitions):
-            rep: dict[str, object] = {}
-            if mode == "cold":
-                ev = evict(spec.path)
-                rep.update(pages=ev.pages, resident_before=ev.resident_before,
-                           resident_after=ev.resident_after, cold_verified=ev.verified)
-            io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
-            checked_read()
-            rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
-                       disk_read_bytes=_io_read_bytes() - io0)
-            reps.append(rep)
-        out[mode] = reps
-    return {"modes": out, "baseline_rss_bytes": baseline_rss,
+        out[mode], stops[mode] = repeat(lambda mode=mode: one(mode), stopping)
+    return {"modes": out, "stopping": stops, "baseline_rss_bytes": baseline_rss,
             "read_peak_rss_bytes": read_peak_bytes(rss_method), "rss_method": rss_method,
             "peak_rss_bytes": _process_peak_bytes()}
 
@@ -154,7 +188,11 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
     """One read's figures. A cold figure is verified only if mincore found every page evicted
     in every repetition *and* the filesystem is one where that means a read from the device
     (not tmpfs, nor a network filesystem with server-side caches: provenance.FS_KINDS)."""
-    stats = summarize([r["wall_s"] for r in reps])
+    times = [r["wall_s"] for r in reps]
+    stats = summarize(times)
+    ci = median_interval(times)
+    split = parts_of(reps)
+    steady = split["events_per_s_steady"]
     return {
         "reader": spec.reader, "library": formats.get(spec.format).readers[spec.reader].library,
         "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
@@ -165,6 +203,13 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
         "mb_per_s_naive": naive / stats["median_s"] / 1e6,
         "events_per_s": n_events / stats["median_s"],
+        "median_lo_s": ci["lo_s"], "median_hi_s": ci["hi_s"], "median_coverage": ci["coverage"],
+        **res.get("stopping", {}).get(mode, {}),
+        **split,
+        # the steady rate in bytes, with the selection's bytes spread evenly over its events
+        "mb_per_s_steady_compressed": None if steady is None else
+        zip_bytes * steady / n_events / 1e6,
+        "mb_per_s_steady_naive": None if steady is None else naive * steady / n_events / 1e6,
         "cpu_median_s": float(np.median([r["cpu_s"] for r in reps])),
         "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
         "peak_rss_bytes": res["peak_rss_bytes"],
@@ -180,11 +225,14 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
 def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
                  modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
-                 timeout: float = 3600.0, name: str | None = None) -> dict:
+                 timeout: float = 3600.0, name: str | None = None,
+                 stopping: Stopping | None = None) -> dict:
     """Measure every requested read of one file; write one JSON, atomically, or nothing.
 
     ``format_name`` is the adapter, ``name`` the config's name of the format; ``threads`` a
-    count or a sweep (every read timed at each count, each in its own process)."""
+    count or a sweep (every read timed at each count, each in its own process);
+    ``repetitions`` the most per mode, fewer once ``stopping`` finds the median sharp."""
+    stopping = stopping or Stopping(max_repetitions=repetitions)
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")
@@ -194,8 +242,9 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     # the file is opened by a library for the first time here: in a child process, where a
     # crash on a corrupt file becomes an error naming it
     zip_by_branch = isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
-                                  {"path": str(path), "module": formats.entry(format_name).module}, path,
-                                  "reading its layout", timeout)
+                                  {"path": str(path),
+                                   "module": formats.entry(format_name).module},
+                                  path, "reading its layout", timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
@@ -209,7 +258,9 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
         if missing:
             raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
         spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
-                        list(modes), repetitions, n_threads, formats.entry(format_name).module)
+                        list(modes), stopping.max_repetitions, n_threads,
+                        formats.entry(format_name).module, stopping.precision,
+                        stopping.min_repetitions, stopping.budget_s, int(meta["n_events"]))
         res = _spawn(spec, timeout)
         zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
         naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)

@@ -1,9 +1,11 @@
 """The config checks the JSON schema cannot express: names that must exist (processes, format
-adapters, readers, options), variants each format can write, sub-grids inside the grid.
+adapters, readers, options), variants each format can write (codec levels included), writer
+option values, input files that must be readable, sub-grids inside the grid.
 
 Snakemake and the CLI both run them (the Snakefile directly, the CLI through
-:func:`analysis.plan.config.validate`), so a config is refused the same way by either, and
-each error names the offending key.
+:func:`analysis.plan.config.validate`), so a config is refused the same way by either, before
+any job, and each error names the offending key. They stay cheap (no ROOT, no event read): the
+Snakefile runs them at every parse.
 """
 
 from __future__ import annotations
@@ -11,27 +13,92 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis import formats
-from analysis.errors import ConfigError
-from analysis.plan.study import SIDES, adapter, compare_reader
+from analysis.errors import ConfigError, HepfmtError, InputError
+from analysis.plan import metagrid, options
+from analysis.plan.study import SIDES, adapter, compare_pairs
 from analysis.samples.processes import PROCESSES
 
 
 def check(config: dict) -> None:
-    _samples(config)
+    events = _samples(config)
+    _model(config)
+    _cluster_sizes_fit(config, events)
     _formats(config)
     _measure(config)
     _compare(config)
+    metagrid.check(config)
+    options.check_parquet(config["metadata"].get("parquet_options", {}),
+                          "metadata.parquet_options", {"statistics": "metadata.stats_levels"})
 
 
-def _samples(config: dict) -> None:
+def _samples(config: dict) -> dict[str, int | None]:
+    """Sample -> its events where known before any job (generated: the config's; a local
+    Parquet file: its footer's; a ROOT file or a URL: None, found by the import job)."""
+    events: dict[str, int | None] = {}
     for name, s in config["samples"].items():
         if "file" in s:
-            if "://" not in s["file"] and not Path(s["file"]).is_file():
-                raise ConfigError(f"samples.{name}.file", f"no such file {s['file']!r}")
+            events[name] = input_events(f"samples.{name}.file", s["file"])
             continue
         if s["process"] not in PROCESSES:
             raise ConfigError(f"samples.{name}.process",
                               f"unknown process {s['process']!r}; known: {sorted(PROCESSES)}")
+        events[name] = s["n_events"]
+    return events
+
+
+def input_events(key: str, path: str) -> int | None:
+    """Refuse a sample file that is missing, empty or neither ROOT nor Parquet (by its first
+    bytes); its event count when its metadata tells it cheaply (a Parquet footer), else None.
+
+    Only that much: whether the tree inside can be imported is the import job's business
+    (:mod:`analysis.samples.inputs`), which reads far more than a parse-time check should.
+    """
+    from analysis.samples.inputs import detect
+
+    if "://" in path:  # remote: opening it here would make every parse wait on the network
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(key, f"no such file {path!r}")
+    if p.is_file() and p.stat().st_size == 0:
+        raise ConfigError(key, f"{path!r} is empty")
+    try:
+        kind = detect(path)
+    except InputError as exc:
+        raise ConfigError(key, f"{path!r}: {exc.problem}") from None
+    if kind != "parquet" or not p.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception:  # a damaged footer: the import job reports it, with pyarrow's words
+        return None
+
+
+def _model(config: dict) -> None:
+    path = config.get("model")
+    if not path:
+        return
+    if not Path(path).is_file():
+        raise ConfigError("model", f"no such file {path!r}")
+    from analysis.samples.model import load_model
+
+    try:
+        load_model(path)
+    except HepfmtError as exc:
+        raise ConfigError("model", str(exc)) from None
+
+
+def _cluster_sizes_fit(config: dict, events: dict[str, int | None]) -> None:
+    """A cluster larger than a sample makes a file identical to the one-cluster file, labelled
+    with a cluster size it does not have."""
+    for i, n in enumerate(config["cluster_sizes"]):
+        for sample, count in events.items():
+            if count is not None and n > count:
+                raise ConfigError(f"cluster_sizes[{i}]",
+                                  f"{n} is above the {count} events of sample {sample!r} (its "
+                                  f"files would hold one cluster of {count}, not {n})")
 
 
 def _formats(config: dict) -> None:
@@ -44,11 +111,7 @@ def _formats(config: dict) -> None:
         f = formats.get(name)
         for i, v in enumerate(fcfg["variants"]):
             f.variant(v, f"formats.{fmt}.variants[{i}]")
-        unknown = sorted(set(fcfg.get("options", {})) - f.options) if f.options is not None \
-            else []
-        if unknown:
-            raise ConfigError(f"formats.{fmt}.options", f"{name} has no option {unknown[0]!r}; "
-                                                        f"known: {sorted(f.options)}")
+        options.check(name, f, fcfg.get("options", {}), f"formats.{fmt}.options")
 
 
 def _cluster_sizes(config: dict, key: str, sizes: list[int] | None) -> None:
@@ -79,16 +142,35 @@ def _measure(config: dict) -> None:
 
 
 def _compare(config: dict) -> None:
+    """Every ``compare.readers`` entry names a format (or a side) and a reader it has, and
+    every pair's reader exists, whether or not ``compare.cluster_sizes`` reads it: the ratio
+    tables look its measurements up either way."""
     cmp = config.get("compare", {})
     _cluster_sizes(config, "compare.cluster_sizes", cmp.get("cluster_sizes"))
+    for fmt, reader in cmp.get("readers", {}).items():
+        key = f"compare.readers.{fmt}"
+        if fmt in config["formats"]:
+            _reader_exists(key, adapter(config, fmt), reader)
+        elif fmt in formats.names():  # a side's default for formats of that adapter
+            _reader_exists(key, fmt, reader)
+        elif fmt not in SIDES:
+            raise ConfigError(key, f"{fmt!r} is neither a format of formats nor a side "
+                                   f"{list(SIDES)}")
     for i, pair in enumerate(cmp.get("pairs", [])):
         for side in SIDES:
             fmt = pair.get(f"{side}_format", side)
             if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
                 raise ConfigError(f"compare.pairs[{i}].{side}",
                                   f"{pair[side]!r} is not among formats.{fmt}.variants")
-            reader = compare_reader(config, fmt, side)
-            known = formats.get(adapter(config, fmt)).readers
-            if cmp.get("cluster_sizes") and reader not in known:
-                raise ConfigError("compare.readers", f"no reader {reader!r} for format {fmt} "
-                                  f"(compare.pairs[{i}].{side}); known: {sorted(known)}")
+    for p in compare_pairs(config):
+        for s in p.sides:
+            if s.format in config["formats"]:
+                _reader_exists("compare.readers", adapter(config, s.format), s.reader,
+                               f" (the {p.label!r} pair's {s.format})")
+
+
+def _reader_exists(key: str, adapter_name: str, reader: str, where: str = "") -> None:
+    known = formats.get(adapter_name).readers
+    if reader not in known:
+        raise ConfigError(key, f"no reader {reader!r} for {adapter_name}{where}; known: "
+                               f"{sorted(known)}")

@@ -12,8 +12,7 @@ import jsonschema
 import yaml
 
 from analysis.errors import ConfigError, InputError
-
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+from analysis.plan import schema as config_schema
 
 
 def _with_defaults(cls):
@@ -35,12 +34,19 @@ def _copy(value):
 
 
 def validate(config: dict) -> dict:
-    """Validate in place (filling defaults) and return the config; errors name the key."""
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    """Validate in place (filling defaults) and return the config; errors name the key.
+
+    Everything a job would trip over is checked here, before any job: the schema (types,
+    ranges), then :func:`analysis.plan.checks.check` (names, codec levels, writer options,
+    input files, sub-grids)."""
+    schema = config_schema.load()
     cls = _with_defaults(jsonschema.validators.validator_for(schema))
     errors = sorted(cls(schema).iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
+        # a oneOf: what is wrong in the alternative of the value's own type, if there is one
+        # ("5000 is greater than the maximum of 1024", not "is not valid under any of ...")
+        err = next((e for e in err.context if e.validator not in ("type", "const")), err)
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ConfigError(key, err.message)
     from analysis.plan.checks import check  # they need the format registry

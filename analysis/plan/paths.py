@@ -37,6 +37,12 @@ RESOLVED_CONFIG = "{results}/config.yaml"
 PROVENANCE = "{results}/provenance.json"
 PLAN_RECORD = "{results}/plan.json"  # what the report needs of the plan (analysis.plan.record)
 TABLE = "{results}/tables/{name}.{ext}"
+#: The analysis queries (analysis.measure.queries): one record per queried file, the reference
+#: answers once per sample, and the queries table's own provenance (the target runs without
+#: the read study's tabulate, whose provenance.json it therefore cannot share).
+QUERY = "{results}/queries/" + STEM + ".json"
+QUERY_REFERENCE = "{results}/query_references/{sample}.json"
+QUERY_PROVENANCE = "{results}/tables/queries-provenance.json"
 FIGURE = "{results}/figures/{family}/{name}.{ext}"
 
 META_ROOT = "{results}/metadata"
@@ -60,6 +66,9 @@ LOGS = {
     "plan_record": "plan_record",
     "tabulate": "tabulate",
     "figure": "figures/{family}",
+    "query": "queries/" + STEM,
+    "query_reference": "query_references/{sample}",
+    "tabulate_queries": "tabulate_queries",
     "metadata_write": "metadata/write/" + META_STEM,
     "metadata_helper": "metadata/build-helper",
     "metadata_time": "metadata/time/" + META_STEM,
@@ -102,6 +111,20 @@ def size(results: str, spec: Wildcarded | None = None) -> str:
 def measurement(results: str, spec: Wildcarded | None = None) -> str:
     """The read measurements of a :func:`written` file."""
     return fill(MEASUREMENT, results, _of(spec))
+
+
+def query(results: str, spec: Wildcarded | None = None) -> str:
+    """The analysis-query measurements of a :func:`written` file."""
+    return fill(QUERY, results, _of(spec))
+
+
+def query_reference(results: str, sample: str | None = None) -> str:
+    """The reference answers of the analysis queries on a sample's :func:`source`."""
+    return fill(QUERY_REFERENCE, results, None if sample is None else {"sample": sample})
+
+
+def query_provenance(results: str) -> str:
+    return fill(QUERY_PROVENANCE, results)
 
 
 def resolved_config(results: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -64,19 +65,32 @@ MIN_RUNTIME_MIN = 10
 
 @dataclass(frozen=True)
 class Estimate:
-    """One job's request: ``runtime`` in minutes, memory and scratch disk in MB."""
+    """One job's request: ``runtime`` in minutes, memory and scratch disk in MB.
+
+    ``cpu_s`` (single-core seconds) and ``output_mb`` (what the job leaves on disk) are the
+    same estimate without headroom, floor or scratch space: what a whole study adds up
+    (:func:`whole_study`), where summing the padded requests would overstate it tenfold."""
 
     mem_mb: int
     runtime: int
     disk_mb: int
+    cpu_s: float = 0.0
+    output_mb: float = 0.0
+
+
+#: Scratch space every job asks for beyond its outputs (logs, temporary files).
+SCRATCH_MB = 100
 
 
 def _estimate(base_mb: float, held_values: float, held_bytes: float, seconds: float,
               disk_values: float = 0, disk_bytes: float = 0) -> Estimate:
+    output_mb = disk_values * disk_bytes / 1e6
     return Estimate(
         mem_mb=math.ceil(MEM_SAFETY * (base_mb + held_values * held_bytes / 1e6)),
         runtime=max(MIN_RUNTIME_MIN, math.ceil(TIME_SAFETY * (JOB_START_S + seconds) / 60)),
-        disk_mb=math.ceil(100 + disk_values * disk_bytes / 1e6),
+        disk_mb=math.ceil(SCRATCH_MB + output_mb),
+        cpu_s=seconds,
+        output_mb=output_mb,
     )
 
 
@@ -167,3 +181,73 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
             len(f["variants"]) for f in config["formats"].values())
         return tabulate(2 * n_files)
     raise KeyError(f"no resource estimate for rule {rule!r}")
+
+
+@dataclass(frozen=True)
+class StudyEstimate:
+    """What a whole study (target ``all``) needs, from its jobs' estimates: disk is an upper
+    bound (every file as large as an uncompressed TTree), memory the largest job's request,
+    CPU the single-core time of every job without headroom."""
+
+    events: int  # over all samples (an imported one counted as IMPORTED_EVENTS)
+    files: int  # written
+    measurements: int  # files read-measured
+    disk_gb: float
+    mem_peak_mb: int
+    cpu_hours: float
+
+    def describe(self) -> str:
+        return (f"estimate: {self.events:,} events, {self.files} files to write "
+                f"({self.measurements} read-measured), disk up to {self.disk_gb:,.1f} GB, "
+                f"memory peak {self.mem_peak_mb / 1000:,.1f} GB (largest job), "
+                f"CPU {self.cpu_hours:,.1f} core-hours")
+
+
+def whole_study(config: Mapping) -> StudyEstimate:
+    """The sum over every job of the study's main target (the metadata study is not in it)."""
+    plan = study.read_plan(config)
+    files = study.files(config)
+    jobs = [("generate", {"sample": s}) for s in config["samples"]]
+    jobs += [("convert", f.wildcards) for f in files]
+    jobs += [("measure", f.wildcards) for f in plan]
+    jobs += [("tabulate", {})]
+    estimates = [for_job(rule, config, wc, plan) for rule, wc in jobs]
+    return StudyEstimate(
+        events=sum(sample_events(config, s) for s in config["samples"]),
+        files=len(files), measurements=len(plan),
+        disk_gb=sum(e.output_mb for e in estimates) / 1e3,
+        mem_peak_mb=max(e.mem_mb for e in estimates),
+        cpu_hours=sum(e.cpu_s for e in estimates) / 3600)
+
+
+#: Past this many hours of wall time on this machine's cores, a study deserves a second look.
+LONG_RUN_HOURS = 24
+
+
+def machine_warnings(est: StudyEstimate, config: Mapping) -> list[str]:
+    """Where ``est`` exceeds this machine: free disk under ``results``, RAM, cores (a run on
+    a batch cluster can ignore them)."""
+    from analysis.provenance import machine
+
+    out = []
+    where = Path(config.get("results", "results")).absolute()
+    while not where.exists():
+        where = where.parent
+    free_gb = shutil.disk_usage(where).free / 1e9
+    if est.disk_gb > free_gb:
+        out.append(f"disk: up to {est.disk_gb:,.1f} GB needed, {free_gb:,.1f} GB free under "
+                   f"{where}")
+    m = machine()
+    ram_mb = int(m["memory_bytes"]) / 1e6
+    if ram_mb and est.mem_peak_mb > ram_mb:
+        out.append(f"memory: the largest job asks {est.mem_peak_mb / 1000:,.1f} GB, this "
+                   f"machine has {ram_mb / 1000:,.1f} GB")
+    cores = int(m["cores"] or 1)
+    if est.cpu_hours / cores > LONG_RUN_HOURS:
+        out.append(f"CPU: {est.cpu_hours:,.0f} core-hours is at least "
+                   f"{est.cpu_hours / cores / 24:,.1f} days on this machine's {cores} cores")
+    threads = max(study.thread_counts(dict(config)))
+    if threads > cores:
+        out.append(f"measure.threads: {threads} reader threads on {cores} cores time "
+                   "oversubscribed reads")
+    return out

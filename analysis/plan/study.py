@@ -201,3 +201,60 @@ def file_readers(plan: Mapping[FileSpec, list[str]], spec: FileSpec) -> list[str
                           f"{spec.cluster_size} is not read-measured (measure and "
                           "compare.cluster_sizes)")
     return plan[spec]
+
+
+#: The ADL benchmark tasks (analysis.queries.tasks), by number: ``measure.queries``' default.
+QUERY_TASKS = list(range(1, 9))
+
+
+def query_tasks(config: dict) -> list[int]:
+    """The tasks to time (``measure.queries``; [] = no queries)."""
+    return list(config.get("measure", {}).get("queries", QUERY_TASKS))
+
+
+def queries(config: dict) -> dict[FileSpec, list[str]]:
+    """Every file the analysis queries run on, with the engines that run them, in grid order.
+
+    Queries are timed on one file per sample and format, not on the grid: what they compare is
+    formats and engines on the same analysis, and each file costs every engine's set-up plus
+    (1 + 2 × repetitions) runs of every task. By default that file is the format's first
+    zstd variant (else its first variant) that reads are timed for, at the largest cluster
+    size they are timed at: the file of the ``formats`` table. ``measure.queries_files`` (format
+    -> variant) names the variants instead, at the largest cluster size of the study, and so
+    also the formats (a format left out is not queried). A file is queried by every engine that
+    reads its adapter (:data:`analysis.queries.ENGINES`) and, with ``measure.dask_scheduler``,
+    by the distributed ones too.
+    """
+    from analysis.queries import reading
+
+    tasks = query_tasks(config)
+    if not tasks:
+        return {}
+    m = config.get("measure", {})
+    named = m.get("queries_files") or {}
+    for fmt, variant in named.items():
+        if fmt not in config["formats"] or variant not in config["formats"][fmt]["variants"]:
+            raise ConfigError(f"measure.queries_files.{fmt}",
+                              f"the study writes no {fmt} file of variant {variant!r}")
+        if not reading(adapter(config, fmt), tasks):
+            raise ConfigError(f"measure.queries_files.{fmt}",
+                              f"no query engine reads {adapter(config, fmt)} files")
+    if named:
+        chosen = {(fmt, v, max(config["cluster_sizes"])) for fmt, v in named.items()}
+    else:
+        measured_files = list(read_plan(config))
+        chosen = set()
+        for fmt in config["formats"]:
+            mine = [f for f in measured_files if f.format == fmt]
+            zstd = [f for f in mine if f.codec.algorithm == "zstd"] or mine
+            if zstd:
+                variant = zstd[0].variant
+                chosen.add((fmt, variant, max(f.cluster_size for f in mine
+                                              if f.variant == variant)))
+    distributed = bool(m.get("dask_scheduler"))
+    plan = {}
+    for f in files(config):
+        engines = reading(f.adapter, tasks, distributed)
+        if (f.format, f.variant, f.cluster_size) in chosen and engines:
+            plan[f] = engines
+    return plan

@@ -4,7 +4,9 @@ run through the engines physicists use, each checked against one reference (:mod
 :data:`ENGINES` is the support table: which formats each engine reads and which tasks it
 answers. Every engine module has ``prepare(threads)`` (one-time, untimed) and
 ``run(path, tasks) -> {axis name: hist.Hist}``; modules are imported on first use, so a
-Parquet-only job never loads ROOT.
+Parquet-only job never loads ROOT. A *distributed* engine also has ``connect(address)`` and runs
+its tasks on the Dask cluster at that address: it runs only when one is given, which is why
+:func:`supported` leaves it out by default.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class Engine:
     module: str
     formats: frozenset[str]  # names of analysis.formats.REGISTRY
     tasks: frozenset[int]  # a task left out is one the engine cannot express reasonably
+    distributed: bool = False  # runs on a Dask cluster (``connect(address)`` first)
 
     def load(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -34,6 +37,8 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL),
     Engine("duckdb", "analysis.queries.duckdb_engine", frozenset({"parquet"}), _ALL),
     Engine("polars", "analysis.queries.polars_engine", frozenset({"parquet", "feather"}), _ALL),
+    Engine("awkward-dask", "analysis.queries.dask_engine",
+           frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL, distributed=True),
 )}
 
 
@@ -43,7 +48,15 @@ def engine(name: str) -> Engine:
     return ENGINES[name]
 
 
-def supported() -> list[tuple[str, str, int]]:
-    """Every (engine, format, task) that runs."""
-    return [(e.name, f, t) for e in ENGINES.values() for f in sorted(e.formats)
-            for t in sorted(e.tasks)]
+def supported(distributed: bool = False) -> list[tuple[str, str, int]]:
+    """Every (engine, format, task) that runs on this machine (and, with ``distributed``, on a
+    Dask cluster too)."""
+    return [(e.name, f, t) for e in ENGINES.values() if distributed or not e.distributed
+            for f in sorted(e.formats) for t in sorted(e.tasks)]
+
+
+def reading(adapter: str, tasks: list[int], distributed: bool = False) -> list[str]:
+    """The engines that read files of ``adapter`` and answer every one of ``tasks``, in
+    :data:`ENGINES` order: what a query measurement of such a file runs."""
+    return [e.name for e in ENGINES.values() if adapter in e.formats
+            and set(tasks) <= e.tasks and (distributed or not e.distributed)]

@@ -27,8 +27,51 @@ def prepare(threads: int = 1) -> None:
     vector.register_awkward()
 
 
-def read(path: str | Path, columns: list[str]) -> ak.Array:
-    """The columns of every event, as one awkward array of records."""
+def read(path: str | Path, columns: list[str], piece: tuple[int, int] | None = None) -> ak.Array:
+    """The columns of every event (of the entries ``[start, stop)`` of ``piece``, one of
+    :func:`pieces`), as one awkward array of records."""
+    suffix = Path(path).suffix.lstrip(".")
+    start, stop = piece or (None, None)
+    if suffix == "root":
+        import uproot
+
+        from analysis.formats.root.backend import TREE
+
+        with uproot.open(path) as f:
+            return f[TREE].arrays(columns, entry_start=start, entry_stop=stop)
+    if suffix == "parquet":
+        if piece is None:
+            return ak.from_parquet(path, columns=columns)
+        bounds = _parquet_bounds(path)
+        return ak.from_parquet(path, columns=columns,
+                               row_groups=[i for i, b in enumerate(bounds) if b == piece])
+    if suffix == "arrow":
+        import pyarrow as pa
+
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all().select(columns)
+            if piece is not None:
+                table = table.slice(start, stop - start)
+            return ak.from_arrow(table)
+    raise ValueError(f"{path}: the awkward engine reads {READERS}, not .{suffix}")
+
+
+def _parquet_bounds(path: str | Path) -> list[tuple[int, int]]:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    return _bounds([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+
+
+def _bounds(counts: list[int]) -> list[tuple[int, int]]:
+    edges = np.cumsum([0, *counts]).tolist()
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def pieces(path: str | Path) -> list[tuple[int, int]]:
+    """The file's clusters (TTree, RNTuple), row groups (Parquet) or record batches (Arrow
+    IPC) as entry ranges ``(start, stop)``: the natural unit of work to spread over workers,
+    since each is read and decompressed on its own."""
     suffix = Path(path).suffix.lstrip(".")
     if suffix == "root":
         import uproot
@@ -36,14 +79,20 @@ def read(path: str | Path, columns: list[str]) -> ak.Array:
         from analysis.formats.root.backend import TREE
 
         with uproot.open(path) as f:
-            return f[TREE].arrays(columns)
+            tree = f[TREE]
+            if hasattr(tree, "common_entry_offsets"):  # TTree
+                edges = tree.common_entry_offsets()
+            else:  # RNTuple
+                edges = [0, *np.cumsum([c.num_entries for c in tree.cluster_summaries])]
+            return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
     if suffix == "parquet":
-        return ak.from_parquet(path, columns=columns)
+        return _parquet_bounds(path)
     if suffix == "arrow":
         import pyarrow as pa
 
         with pa.memory_map(str(path)) as source:
-            return ak.from_arrow(pa.ipc.open_file(source).read_all().select(columns))
+            reader = pa.ipc.open_file(source)
+            return _bounds([reader.get_batch(i).num_rows for i in range(reader.num_record_batches)])
     raise ValueError(f"{path}: the awkward engine reads {READERS}, not .{suffix}")
 
 
@@ -143,12 +192,16 @@ _TASKS = {1: _task1, 2: _task2, 3: _task3, 4: _task4, 5: _task5, 6: _task6, 7: _
           8: _task8}
 
 
-def run(path: str | Path, tasks: list[Task]) -> Hists:
-    """Every histogram of ``tasks``; the columns they need are read once."""
-    prepare()
-    events = read(path, T.columns(tasks))
+def histograms(events: ak.Array, tasks: list[Task]) -> Hists:
+    """Every histogram of ``tasks`` from events already read (all of a file, or one piece)."""
     out: Hists = {}
     for task in tasks:
         values = _TASKS[task.number](events)
         out.update(T.fill(task, {k: _flat(v) for k, v in values.items()}))
     return out
+
+
+def run(path: str | Path, tasks: list[Task]) -> Hists:
+    """Every histogram of ``tasks``; the columns they need are read once."""
+    prepare()
+    return histograms(read(path, T.columns(tasks)), tasks)

@@ -130,16 +130,23 @@ def _sql(task: Task) -> dict[str, str]:
     raise ValueError(f"no SQL for task {task.number}")
 
 
+#: Threads of each connection :func:`run` opens, unless it is given some: set by :func:`prepare`.
+_threads = 1
+
+
 def prepare(threads: int = 1) -> None:
-    """DuckDB has nothing to compile; its thread count is set per connection in :func:`run`."""
+    """DuckDB has nothing to compile; its thread count is set per connection in :func:`run`, so
+    it is only remembered here."""
+    global _threads
+    _threads = threads
 
 
-def run(path: str | Path, tasks: list[Task], threads: int = 1) -> Hists:
+def run(path: str | Path, tasks: list[Task], threads: int | None = None) -> Hists:
     """Every histogram of ``tasks`` from the Parquet file ``path``."""
     import duckdb
 
     con = duckdb.connect()
-    con.execute(f"SET threads = {int(threads)}")
+    con.execute(f"SET threads = {int(threads or _threads)}")
     con.execute(MACROS)
     cols = ", ".join(T.columns(tasks))
     quoted = str(path).replace("'", "''")

@@ -41,9 +41,7 @@ def prepare(threads: int = 1) -> None:
 
 
 def _to_hist(axis: T.Axis, th1) -> T.hist.Hist:
-    h = axis.empty()
-    h.view(flow=True)[:] = np.array([th1.GetBinContent(i) for i in range(axis.bins + 2)])
-    return h
+    return axis.with_counts(np.array([th1.GetBinContent(i) for i in range(axis.bins + 2)]))
 
 
 def run(path: str | Path, tasks: list[Task]) -> Hists:

@@ -136,13 +136,22 @@ _PER_EVENT = {1: _task1, 2: _task2, 3: _task3, 4: _task4, 5: _task5, 6: _task6, 
               8: _task8}
 
 
+def _collect(source: str | Path, task: Task) -> tuple[dict[str, np.ndarray], int]:
+    """What the task plots, per axis, and how many events pass its selection (fill its first
+    histogram at least once), in one pass over the source sample."""
+    out: dict[str, list[float]] = {a.name: [] for a in task.axes}
+    first, selected = task.axes[0].name, 0
+    for ev in _events(source, task):
+        answer = _PER_EVENT[task.number](ev)
+        selected += bool(answer[first])
+        for name, vals in answer.items():
+            out[name].extend(vals)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}, selected
+
+
 def values(source: str | Path, task: Task) -> dict[str, np.ndarray]:
     """What the task plots, per axis, over every event of the source sample."""
-    out: dict[str, list[float]] = {a.name: [] for a in task.axes}
-    for ev in _events(source, task):
-        for name, vals in _PER_EVENT[task.number](ev).items():
-            out[name].extend(vals)
-    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+    return _collect(source, task)[0]
 
 
 def reference(source: str | Path, task: Task) -> Hists:
@@ -151,8 +160,13 @@ def reference(source: str | Path, task: Task) -> Hists:
 
 def passing(source: str | Path, task: Task) -> int:
     """Events that pass the task's selection (fill its first histogram at least once)."""
-    axis = task.axes[0].name
-    return sum(bool(_PER_EVENT[task.number](ev)[axis]) for ev in _events(source, task))
+    return _collect(source, task)[1]
+
+
+def summary(source: str | Path, task: Task) -> tuple[Hists, int]:
+    """:func:`reference` and :func:`passing` of one task, for the price of one pass."""
+    vals, selected = _collect(source, task)
+    return T.fill(task, vals), selected
 
 
 def compare(task: Task, expected: Hists, got: Hists, what: str = "engine") -> None:

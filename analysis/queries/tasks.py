@@ -59,6 +59,13 @@ class Axis:
         return hist.Hist(hist.axis.Regular(self.bins, self.start, self.stop, name=self.name,
                                            label=self.label))
 
+    def with_counts(self, counts: np.ndarray) -> hist.Hist:
+        """This axis's histogram holding ``counts`` (flow bins included, TH1's order): how
+        counts made elsewhere (ROOT, a Dask worker, a stored reference) become a histogram."""
+        h = self.empty()
+        h.view(flow=True)[:] = counts
+        return h
+
     def flow_index(self, x: np.ndarray) -> np.ndarray:
         """Bin of each value by TH1's rule (0 = underflow, ``bins + 1`` = overflow, NaN
         overflows): ``1 + int(bins * (x - start) / (stop - start))``. boost-histogram computes
@@ -140,10 +147,6 @@ Hists = dict[str, hist.Hist]
 def fill(task: Task, values: dict[str, np.ndarray]) -> Hists:
     """The task's histograms from the values each axis plots: the one place engines that
     compute values (rather than histograms) turn them into counts."""
-    out = {}
-    for axis in task.axes:
-        h = axis.empty()
-        h.view(flow=True)[:] = np.bincount(axis.flow_index(values[axis.name]),
-                                           minlength=axis.bins + 2)
-        out[axis.name] = h
-    return out
+    return {axis.name: axis.with_counts(np.bincount(axis.flow_index(values[axis.name]),
+                                                    minlength=axis.bins + 2))
+            for axis in task.axes}

@@ -18,15 +18,12 @@ import pyarrow as pa
 from analysis.atomic import atomic_path
 from analysis.errors import ConfigError
 from analysis.samples.model import Model, apply_repeat
-from analysis.samples.processes import PROCESSES, Process
+from analysis.samples.processes import PROCESSES, TRIGGER_PREFIXES, Process
 from analysis.samples.schema import Schema
 from analysis.samples.source import to_arrow
 
 #: Events per generated chunk. Part of the determinism contract: changing it changes the events.
 CHUNK = 10_000
-
-#: Bool branches whose rates a process's trigger-rate factor shifts.
-TRIGGER_PREFIXES = ("HLT_", "L1_")
 
 
 def _stable(name: str) -> int:
@@ -62,6 +59,7 @@ def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -
                for c in schema.collections()}
     collection_of = {k: c for c, ks in schema.collections().items() for k in ks}
     arrays = []
+    flags: dict[str, np.ndarray] = {}  # event-level bools, for the branches identical to them
     for b in schema.branches:
         if b.name in collection_of:
             arrays.append(to_arrow(b, lengths[collection_of[b.name]].astype(b.np_dtype), None))
@@ -79,7 +77,11 @@ def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -
                 values = _sort_desc_within_events(values, c)
             arrays.append(to_arrow(b, values, offsets))
         else:
-            arrays.append(to_arrow(b, vm.sample(rng, n, b.np_dtype, rate, chunk * CHUNK), None))
+            values = flags[vm.same_as] if vm.same_as in flags else \
+                vm.sample(rng, n, b.np_dtype, rate, chunk * CHUNK)
+            if b.dtype == "bool":
+                flags[b.name] = values
+            arrays.append(to_arrow(b, values, None))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(schema))
 
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 from analysis.atomic import atomic_path
 from analysis.errors import InputError
 from analysis.samples.generate import arrow_schema
-from analysis.samples.inputs import Input, open_input
-from analysis.samples.schema import Schema, extract_schema
+from analysis.samples.inputs import Input, extract_schema, open_input
+from analysis.samples.schema import Schema
 from analysis.samples.source import Column, to_arrow
 
 

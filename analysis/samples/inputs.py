@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.samples.schema import DTYPES, Schema, schema_from_fields
 from analysis.samples.source import Column, to_column
 
 KINDS = ("ttree", "rntuple", "parquet")
@@ -68,8 +69,6 @@ def _parquet_files(path: str) -> list[str]:
 
 
 def _dtype_name(path: str, name: str, dtype: object) -> str:
-    from analysis.samples.schema import DTYPES
-
     try:
         out = np.dtype(dtype).newbyteorder("=").name
     except TypeError:
@@ -249,3 +248,10 @@ def open_input(path: str | Path, tree: str = "Events") -> Input:
     if classname in RNTUPLE_CLASSES:
         return RootInput(path, tree, obj, "rntuple")
     raise InputError(path, f"{tree!r} is a {classname}, not a TTree or an RNTuple")
+
+
+def extract_schema(path: str | Path | Input, tree: str = "Events") -> Schema:
+    """Names, dtypes, counters of a TTree, an RNTuple or Parquet NanoAOD (see :mod:`.inputs`);
+    ``path`` may be a file already opened with :func:`.inputs.open_input`."""
+    inp = path if isinstance(path, Input) else open_input(path, tree)
+    return schema_from_fields(inp.fields, inp.label)

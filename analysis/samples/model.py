@@ -13,11 +13,14 @@ float keeps. The model records exactly those properties, per branch, from a real
   often a value repeats the one before it in the same event beyond chance (a generator-level
   particle and its copies down the decay chain share eta, phi and status);
 * event scalars that only grow (``event``): a first value plus a model of the steps;
+* event-level bools identical in every event to an earlier one (trigger paths that are
+  aliases, or nested ones that fired on the same events): which one, so that they are
+  generated identical (ROOT's RNTuple stores identical pages once);
 * collections (the ``X_*`` members and their counters, ``nX`` or one per member): the
   multiplicity distribution, one per collection, so that every member has the same length.
 
-Correlations between branches are not modelled (a jet's eta does not depend on its pt here);
-compression sees each branch on its own, so this is what matters for sizes.
+Other correlations between branches are not modelled (a jet's eta does not depend on its pt
+here); compression sees each branch on its own, so this is what matters for sizes.
 
 The model's ``branches`` list has the same form as :class:`.schema.Schema`'s JSON, so a
 model file is also a schema file.
@@ -35,7 +38,6 @@ import numpy as np
 
 from analysis.errors import InputError
 from analysis.samples.schema import Schema
-from analysis.samples.source import Column
 
 #: The built-in model: learned with ``hepfmt schema extract`` from coffea's ``nano_dy.root`` (CMS
 #: Drell-Yan NanoAOD, 40 events, 1499 branches).
@@ -61,6 +63,7 @@ class ValueModel:
     mantissa_bits: int | None = None  # float32: explicit mantissa bits stored (<= 23)
     sorted_desc: bool = False  # jagged: decreasing within each event
     repeat: float = 0.0  # jagged: probability a value copies the previous one in its event
+    same_as: str | None = None  # event-level bool: identical to this earlier branch
     first: float | None = None  # sequence: first value; masses/quantiles model the steps
 
     def sample(self, rng: np.random.Generator, n: int, dtype: np.dtype, rate_scale: float = 1.0,
@@ -333,70 +336,3 @@ def sorted_desc(values: np.ndarray, counts: np.ndarray) -> bool:
         return False
     d = np.diff(values.astype(np.float64))[_same_event_pairs(values, counts)]
     return bool(np.all(d <= 0) and np.count_nonzero(d < 0) >= MIN_SORTED_EVIDENCE)
-
-
-def _concat(chunks: list[Column]) -> Column:
-    """One branch's chunks as one column (offsets continued across chunks)."""
-    values = np.concatenate([c.values for c in chunks])
-    if chunks[0].offsets is None:
-        return Column(values)
-    lengths = np.concatenate([np.diff(c.offsets) for c in chunks])
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return Column(values, offsets)
-
-
-def _lengths(path: str | Path, schema: Schema, cols: dict[str, Column]) -> dict[str, np.ndarray]:
-    """Collection -> its length per event; every counter of a collection must agree, since the
-    collection is one set of objects (``Jet_pt`` and ``Jet_eta`` of the same jets)."""
-    out = {}
-    for collection, counters in schema.collections().items():
-        first = cols[counters[0]].values
-        for c in counters[1:]:
-            bad = np.count_nonzero(cols[c].values != first)
-            if bad:
-                raise InputError(path, f"{c} and {counters[0]} differ in {bad} entries, but "
-                                       f"hepfmt takes every {collection}_* branch as one "
-                                       "collection with one length per entry")
-        out[collection] = first
-    return out
-
-
-def extract(path: str | Path, tree: str = "Events") -> Model:
-    """Learn the model of a TTree, an RNTuple or Parquet NanoAOD (all events are read into
-    memory, in chunks)."""
-    from analysis.samples.importer import read_events
-    from analysis.samples.inputs import open_input
-    from analysis.samples.schema import extract_schema
-
-    inp = open_input(path, tree)
-    schema = extract_schema(inp)
-    chunks: dict[str, list[Column]] = {n: [] for n in schema.names}
-    for chunk in read_events(inp, schema):
-        for name, col in chunk.items():
-            chunks[name].append(col)
-    if not chunks[schema.names[0]]:
-        raise InputError(path, f"{inp.label} has no entries")
-    cols = {n: _concat(c) for n, c in chunks.items()}
-    lengths = _lengths(path, schema, cols)
-    n_events = len(next(iter(lengths.values()))) if lengths else cols[schema.names[0]].values.size
-    values: dict[str, ValueModel] = {}
-    multiplicity: dict[str, dict[str, float]] = {}
-    for collection, n in lengths.items():
-        c, k = np.unique(n, return_counts=True)
-        multiplicity[collection] = {str(int(m)): float(f)
-                                    for m, f in zip(c, k / n_events, strict=True)}
-    counters = schema.counters()
-    for b in schema.branches:
-        if b.name in counters:
-            continue
-        flat = cols[b.name].values
-        model = None if b.jagged else learn_sequence(flat, b.np_dtype)
-        if model is None:
-            model = learn_values(flat, b.np_dtype)
-        if b.jagged and b.dtype != "bool":
-            counts = np.diff(cols[b.name].offsets)
-            model.sorted_desc = sorted_desc(flat, counts)
-            model.repeat = learn_repeat(flat, counts, model)
-        values[b.name] = model
-    return Model(schema, values, multiplicity, n_events, inp.label)

@@ -3,9 +3,10 @@ learned from (CMS Drell-Yan NanoAOD, ``nano_dy.root``).
 
 The 2018 study used 13 CMS samples because their content differs: Drell-Yan has more muons than
 ttbar, ttbar more jets and b-tags, QCD many jets and few leptons, ZeroBias almost nothing. A
-process here is a set of multiplicity scale factors per collection (applied to the learned
-multiplicity distribution) and a trigger-rate factor (applied to the learned firing rates of
-``HLT_*``/``L1_*`` bits: triggers fire more often in samples with hard leptons and jets).
+process here is a set of multiplicity scale factors per collection (``Jet``, found by name
+whatever the file's counters; applied to the learned multiplicity distribution) and a
+trigger-rate factor (applied to the learned firing rates of ``HLT_*``/``L1_*`` bits: triggers
+fire more often in samples with hard leptons and jets).
 Collections not named keep the learned distribution. The factors are round numbers chosen from
 the physics of each process (the ``why``), not fits: they make the samples differ the way real
 samples differ, which is what the spread over samples in the tables needs.
@@ -14,6 +15,9 @@ samples differ, which is what the spread over samples in the tables needs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+#: Bool branches whose rates a process's trigger-rate factor shifts.
+TRIGGER_PREFIXES = ("HLT_", "L1_")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import numpy as np
 from analysis.errors import InputError
 
 if TYPE_CHECKING:
-    from analysis.samples.inputs import Field, Input
+    from analysis.samples.inputs import Field
 
 #: dtypes a branch may have; all are fixed-width so "naive bytes" is well defined.
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -168,12 +168,3 @@ def schema_from_fields(fields: list[Field], origin: str) -> Schema:
     ordered = [b for b in branches if b.name in counters] + \
               [b for b in branches if b.name not in counters]
     return Schema(tuple(ordered), origin=origin)
-
-
-def extract_schema(path: str | Path | Input, tree: str = "Events") -> Schema:
-    """Names, dtypes, counters of a TTree, an RNTuple or Parquet NanoAOD (see :mod:`.inputs`);
-    ``path`` may be a file already opened with :func:`.inputs.open_input`."""
-    from analysis.samples.inputs import Input, open_input
-
-    inp = path if isinstance(path, Input) else open_input(path, tree)
-    return schema_from_fields(inp.fields, inp.label)

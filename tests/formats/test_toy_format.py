@@ -23,8 +23,7 @@ TOY = textwrap.dedent('''
     import pyarrow as pa
 
     from analysis.atomic import atomic_path
-    from analysis.formats.base import (Format, Layout, Reader, add_checksums, check_layout,
-                                       require_branches)
+    from analysis.formats.base import Format, Layout, arrow_reader, check_layout, require_branches
     from analysis.samples.source import iter_clusters, read_source_meta, schema_of
 
 
@@ -56,17 +55,51 @@ TOY = textwrap.dedent('''
                          zip_bytes_by_branch={})
 
 
-    def read(path, branches, threads=1):
-        out = dict.fromkeys(branches, (0, 0))
-        for batch in _batches(path):
-            require_branches(path, batch.schema.names, branches)
-            add_checksums(out, batch, branches)
-        return out
+    def check(path, branches):
+        require_branches(path, _batches(path)[0].schema.names, branches)
+
+
+    def chunks(path, branches, threads, marks):
+        batches = _batches(path)
+        marks.opened()
+        for batch in batches:
+            yield batch.select(branches)
 
 
     FORMAT = Format(algorithms=frozenset({"none"}), dictionary=False, write=write,
                     describe=describe, options=frozenset(),
-                    readers={"toy": Reader("toy", "pyarrow", lambda threads: None, read)})
+                    readers={"toy": arrow_reader("toy", "pyarrow", lambda threads: None, chunks,
+                                                 check)})
+''')
+
+
+#: The toy format with a reader of known cost: its scan sleeps OPEN_S before the file counts
+#: as open, SETUP_S before the first event, PER_EVENT_S per event; a sleep is a lower bound.
+OPEN_S, SETUP_S, PER_EVENT_S = 0.03, 0.15, 2e-4
+SLEEPY = textwrap.dedent(f'''
+    import time
+
+    from analysis.formats.base import Format, Reader
+    from toyformat import FORMAT as TOY, _batches
+
+
+    def scan(path, branches, threads, marks):
+        time.sleep({OPEN_S})
+        batches = _batches(path)
+        marks.opened()
+        time.sleep({SETUP_S})
+        done = 0
+        for batch in batches:
+            time.sleep({PER_EVENT_S} * batch.num_rows)
+            done += batch.num_rows
+            marks.chunk(done)
+        return done
+
+
+    FORMAT = Format(algorithms=TOY.algorithms, dictionary=False, write=TOY.write,
+                    describe=TOY.describe, options=frozenset(),
+                    readers={{"sleepy": Reader("sleepy", "pyarrow", lambda threads: None,
+                                              TOY.readers["toy"].read, scan)}})
 ''')
 
 
@@ -76,6 +109,9 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "toyformat.py").write_text(TOY)
+    (plugins / "sleepyformat.py").write_text(SLEEPY)
+    monkeypatch.setitem(formats.REGISTRY, "sleepy",
+                        formats.Entry("sleepy", "Sleepy", "toy", "sleepyformat"))
     monkeypatch.syspath_prepend(str(plugins))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         p for p in (str(plugins), os.environ.get("PYTHONPATH")) if p))
@@ -105,3 +141,27 @@ def test_a_registered_toy_format_is_written_described_and_read(toy, source, tmp_
     doc = json.loads(reads.read_text())
     assert {(r["reader"], r["selection"]) for r in doc["reads"]} == {("toy", "ten"),
                                                                    ("toy", "all")}
+
+
+def test_marks_split_a_read_into_open_setup_and_steady_rate(toy, source, tmp_path) -> None:
+    """A reader of known artificial costs, measured as the workflow measures (own process):
+    each part is at least what its sleep guarantees, and the steady rate at most the rate
+    the per-event sleep allows."""
+    out = tmp_path / "c.toy"
+    assert main(["convert", str(source), "--format", toy, "--variant", "none",
+                 "--cluster-size", str(CLUSTER_SIZE), "-o", str(out)]) == 0
+    reads = tmp_path / "reads.json"
+    assert main(["measure", str(out), "--source", str(source), "--format", "sleepy",
+                 "--variant", "none", "--cluster-size", str(CLUSTER_SIZE), "--readers",
+                 "sleepy", "--selection", "all=*", "--modes", "warm", "--min-repetitions", "3",
+                 "--repetitions", "4", "--budget-s", "1", "-o", str(reads)]) == 0
+    (r,) = json.loads(reads.read_text())["reads"]
+    assert r["chunks"] == 3 and r["throughput_method"] == "chunks after the first"
+    assert r["open_s"] >= OPEN_S
+    # the later chunks' sleep overshoot, counted in the steady rate, may trim it a little
+    assert r["setup_s"] >= SETUP_S * 0.9
+    assert r["events_per_s_steady"] <= 1 / PER_EVENT_S
+    assert 3 <= r["n_repetitions"] <= 4 and r["n_repetitions"] == len(r["repetitions"])
+    assert r["median_lo_s"] <= r["median_s"] <= r["median_hi_s"]
+    assert isinstance(r["precision_reached"], bool)
+    assert r["mb_per_s_steady_naive"] > 0

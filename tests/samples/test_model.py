@@ -17,11 +17,13 @@ import uproot
 from analysis.cli import main
 from analysis.errors import InputError
 from analysis.samples.generate import generate
-from analysis.samples.model import Model, ValueModel, extract, mantissa_bits, round_mantissa
+from analysis.samples.learn import extract
+from analysis.samples.model import Model, ValueModel, mantissa_bits, round_mantissa
 from analysis.samples.source import open_source, read_source_meta, to_column
 
 N = 400
 PMF = {0: 0.25, 1: 0.25, 2: 0.25, 3: 0.25}
+REPEAT = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +38,23 @@ def known(tmp_path_factory: pytest.TempPathFactory) -> Path:
     eta = ak.unflatten(round_mantissa(rng.normal(0, 1.5, total).astype(np.float32), 12), counts)
     ids = ak.unflatten(rng.choice(np.array([0, 2, 6], np.int32), total, p=[0.1, 0.3, 0.6]),
                        counts)
-    X = ak.zip({"pt": ak.values_astype(pt, np.float32), "eta": eta, "id": ids})
+    vz = rng.normal(0, 5, total).astype(np.float32)  # copies of the previous value half the time
+    first = np.cumsum(counts) - counts
+    for i in range(1, total):
+        if i not in first and rng.random() < REPEAT:
+            vz[i] = vz[i - 1]
+    X = ak.zip({"pt": ak.values_astype(pt, np.float32), "eta": eta, "id": ids,
+                "vz": ak.unflatten(vz, counts)})
     met = (rng.exponential(40, N) + 1).astype(np.float32)  # full precision
     path = tmp_path_factory.mktemp("known") / "known.root"
     with uproot.recreate(path) as f:
         f.mktree("Events", {"X": X.type.content, "flag": np.bool_, "never": np.bool_,
+                            "HLT_a": np.bool_, "HLT_b": np.bool_, "HLT_c": np.bool_,
                             "MET_pt": np.float32, "run": np.uint32, "event": np.uint64})
+        hlt = rng.random(N) < 0.3
         f["Events"].extend({
-            "X": X, "flag": np.arange(N) % 4 == 0, "never": np.zeros(N, bool), "MET_pt": met,
+            "X": X, "flag": np.arange(N) % 4 == 0, "never": np.zeros(N, bool),
+            "HLT_a": hlt, "HLT_b": hlt, "HLT_c": np.arange(N) % 4 == 0, "MET_pt": met,
             "run": np.ones(N, np.uint32),
             "event": rng.permutation(np.arange(1000, 1000 + 3 * N, 3)).astype(np.uint64)})
     return path
@@ -82,6 +93,17 @@ def test_rates_masses_orderings_sequences(model: Model) -> None:
     assert v["event"].masses == {"3": 1.0}
 
 
+def test_runs_and_identical_flags(model: Model) -> None:
+    """Runs within an event (generator-level copies) and bools identical to an earlier one
+    (trigger aliases; RNTuple stores their identical pages once) are learned; an alias is
+    only taken within a rate class (HLT_c fires with flag, but a process scales HLT rates)."""
+    v = model.values
+    assert v["X_vz"].repeat == pytest.approx(REPEAT, abs=0.1)
+    assert v["X_pt"].repeat == 0.0 and v["X_id"].repeat == 0.0  # chance equalities only
+    assert v["HLT_b"].same_as == "HLT_a" and v["HLT_a"].same_as is None
+    assert v["HLT_c"].same_as is None and v["never"].same_as is None
+
+
 def test_json_round_trip_and_schema_only_file(model: Model, tmp_path: Path) -> None:
     model.to_json(tmp_path / "m.json")
     back = Model.from_json(tmp_path / "m.json")
@@ -111,6 +133,12 @@ def test_generated_statistics_follow_the_model(model: Model, tmp_path: Path) -> 
     assert np.median(pt) == pytest.approx(np.median(model.values["X_pt"].quantiles), rel=0.15)
     events = to_column(t.column("event")).values
     assert (np.diff(events[:10_000].astype(np.int64)) == 3).all()
+    vz = to_column(t.column("X_vz"))
+    same_event = np.repeat(np.arange(len(vz.offsets) - 1), np.diff(vz.offsets))
+    pairs = same_event[1:] == same_event[:-1]
+    assert np.mean((vz.values[1:] == vz.values[:-1])[pairs]) == pytest.approx(REPEAT, abs=0.1)
+    assert (to_column(t.column("HLT_b")).values == to_column(t.column("HLT_a")).values).all()
+    assert not (to_column(t.column("HLT_c")).values == to_column(t.column("flag")).values).all()
 
 
 def test_masses_and_quantiles_mix() -> None:

@@ -49,6 +49,7 @@ FAMILIES = {f.name: f for f in (
     Family("tradeoff", "size_vs_read_time", ("formats",)),
     Family("groups", "bytes_by_group", ("groups",)),
     Family("memory", "peak_memory", ("reads",)),
+    Family("queries", "query_throughput", ("queries",)),
 )}
 
 

@@ -45,6 +45,8 @@ TABLES = {
     "formats": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
                                                  "normalized_size_std"),
                          extra=r".+_(cold|warm)_s|rss_over_baseline_mb|peak_rss_mb|threads"),
+    "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
+                         ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
 }
 
 

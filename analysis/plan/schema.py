@@ -1,0 +1,21 @@
+"""The workflow's JSON schema, read once per process: the config loader validates against it and
+the option checks take the per-adapter value rules from its ``$defs``."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+@cache
+def _text() -> str:
+    return SCHEMA_PATH.read_text()
+
+
+def load() -> dict:
+    """A fresh copy (validation fills defaults from it, which must not leak between configs)."""
+    return yaml.safe_load(_text())

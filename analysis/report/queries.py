@@ -1,0 +1,165 @@
+"""The queries table: the ADL benchmark tasks as a read workload, per task × format × engine.
+
+Per sample, a task's figure is the median of its timed repetitions as events/s (the file's
+events over the median wall time); across samples, mean ± std, as in the reads table. Beside it:
+its rate relative to RDataFrame on the TTree (the HEP default, taken per sample and task, then
+averaged), the columns the task reads and their compressed bytes per event in that file, and the
+events it selects, so that a rate can be read against the work behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import records
+from analysis.atomic import write_json
+from analysis.queries.tasks import TASKS
+from analysis.report import plan_record
+from analysis.report.documents import (
+    Section,
+    merged_provenance,
+    provenance_lines,
+    write_csv,
+    write_doc,
+)
+from analysis.report.tables import _mean_std, _verified, with_labels
+
+QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
+#: The baseline of the ratio column: this engine on the first TTree format of the plan.
+BASELINE_ENGINE, BASELINE_ADAPTER = "rdataframe", "ttree"
+_RECORD = ("file", "sample", "format", "variant", "cluster_size", "n_events", "queries",
+           "provenance")
+
+
+def load_queries(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
+    """One row per (file, engine, task, mode) of the records of ``hepfmt query``."""
+    rows, provs = [], []
+    for p in paths:
+        doc = records.load(p, _RECORD, "query measurement (from 'hepfmt query')")
+        base = {k: doc[k] for k in ("sample", "format", "variant", "cluster_size", "n_events")}
+        for q in doc["queries"]:
+            rows.append({**base, **{k: v for k, v in q.items() if k != "repetitions"},
+                         "n_columns": len(q["columns"])})
+        provs.append(doc["provenance"])
+    return pd.DataFrame(rows), provs
+
+
+def baseline_format(plan: dict, rows: pd.DataFrame) -> str | None:
+    """The format the ratios are to: the plan's first TTree format that RDataFrame queried."""
+    queried = set(rows.loc[rows.engine == BASELINE_ENGINE, "format"])
+    return next((f for f in plan_record.format_names(plan)
+                 if plan_record.adapter(plan, f) == BASELINE_ADAPTER and f in queried), None)
+
+
+def query_table(plan: dict, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per task × format × variant × cluster size × engine × mode: events/s (mean ± std over
+    samples), the ratio to the baseline, what the task reads and what it selects."""
+    rows = rows.assign(zip_bytes_per_event=rows.zip_bytes / rows.n_events,
+                       selected_fraction=rows.selected_events / rows.n_events)
+    base = baseline_format(plan, rows)
+    if base is not None:
+        ref = rows[(rows.format == base) & (rows.engine == BASELINE_ENGINE)][
+            ["sample", "task", "mode", "events_per_s"]]
+        rows = rows.merge(ref.rename(columns={"events_per_s": "baseline"}),
+                          on=["sample", "task", "mode"], how="left")
+        rows["ratio_to_baseline"] = rows.events_per_s / rows.baseline
+    else:
+        rows["ratio_to_baseline"] = float("nan")
+    t = _mean_std(rows, QUERY_KEYS, "events_per_s")
+    extra = rows.groupby(QUERY_KEYS).agg(
+        median_s_mean=("median_s", "mean"), repetitions=("n", "min"),
+        ratio_to_baseline=("ratio_to_baseline", "mean"),
+        n_columns=("n_columns", "first"),
+        columns=("columns", lambda x: " ".join(x.iloc[0])),
+        zip_bytes_per_event=("zip_bytes_per_event", "mean"),
+        selected_events=("selected_events", "sum"), n_events=("n_events", "sum"),
+        selected_fraction=("selected_fraction", "mean"),
+        rss_over_baseline_mb=("rss_over_baseline_bytes", lambda x: x.max() / 2**20),
+        cold_verified=("cold_verified", _verified),
+    ).reset_index()
+    t = t.merge(extra, on=QUERY_KEYS)
+    t.insert(1, "question", t.task.map(lambda n: TASKS[n].question))
+    t["baseline"] = f"{BASELINE_ENGINE} on {plan_record.label(plan, base)}" if base else ""
+    return t
+
+
+def _row_name(plan: dict, df: pd.DataFrame) -> pd.Series:
+    return (df.format.map(lambda f: plan_record.label(plan, f)) + " " + df.variant + " · "
+            + df.engine)
+
+
+def _pivot(plan: dict, t: pd.DataFrame, mode: str, value: str, digits: int) -> pd.DataFrame:
+    """Rows: format · engine in config order; columns: tasks; a cold figure not verified cold
+    carries a †."""
+    d = t[t["mode"] == mode]
+    if d.empty:
+        return pd.DataFrame()
+    order = {f: i for i, f in enumerate(plan_record.format_names(plan))}
+    d = d.assign(row=_row_name(plan, d), rank=d.format.map(lambda f: order.get(f, len(order))))
+    flag = d.cold_verified.map(lambda v: " †" if v is False else "")
+    d = d.assign(cell=d[value].map(lambda v: "" if pd.isna(v) else f"{v:,.{digits}f}") + flag)
+    wide = d.pivot_table(index=["rank", "row"], columns="task", values="cell", aggfunc="first")
+    wide.columns = [f"task {n}" for n in wide.columns]
+    return wide.reset_index().drop(columns="rank").rename(columns={"row": "format · engine"})
+
+
+def _selected(t: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per task: its question, the columns it reads, and per sample the events it selects."""
+    per = rows.drop_duplicates(["sample", "task"])
+    per = per.assign(cell=per.apply(lambda r: f"{r.selected_events:,} / {r.n_events:,} "
+                                              f"({r.selected_events / r.n_events:.1%})", axis=1))
+    wide = per.pivot(index="task", columns="sample", values="cell")
+    first = t.drop_duplicates("task").set_index("task")
+    return pd.concat([first[["question", "columns"]], wide], axis=1).reset_index()
+
+
+def _bytes(plan: dict, t: pd.DataFrame) -> pd.DataFrame:
+    """Per task, the compressed bytes per event of its columns in each queried file."""
+    d = t.drop_duplicates(["task", "format", "variant", "cluster_size"])
+    d = d.assign(file=d.format.map(lambda f: plan_record.label(plan, f)) + " " + d.variant
+                 + " c" + d.cluster_size.astype(str))
+    wide = d.pivot(index="task", columns="file", values="zip_bytes_per_event").round(1)
+    return pd.concat([d.drop_duplicates("task").set_index("task")[["n_columns"]], wide],
+                     axis=1).reset_index()
+
+
+def query_sections(plan: dict, t: pd.DataFrame, rows: pd.DataFrame) -> list[Section]:
+    if t.empty:
+        return [("Nothing measured", "No query was measured (measure.queries is empty, or no "
+                                     "engine reads the study's formats).")]
+    base = t.baseline.iloc[0] or "no RDataFrame TTree query"
+    return [
+        ("Events selected per task (the reference's answer, equal for every engine)",
+         _selected(t, rows)),
+        ("Warm cache: events/s (per sample the median of repetitions; mean over samples)",
+         _pivot(plan, t, "warm", "events_per_s_mean", 0)),
+        ("Cold cache: events/s († = eviction not verified by mincore: not a cold figure)",
+         _pivot(plan, t, "cold", "events_per_s_mean", 0)),
+        (f"Warm cache: rate relative to {base}", _pivot(plan, t, "warm", "ratio_to_baseline", 2)),
+        ("Cold cache: rate relative to " + base, _pivot(plan, t, "cold", "ratio_to_baseline", 2)),
+        ("What each task reads: columns, and their compressed bytes per event in each file",
+         _bytes(plan, t)),
+    ]
+
+
+def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str | Path,
+                     provenance_path: str | Path | None = None) -> dict:
+    """``tables/queries.{csv,md,html}`` and their provenance; returns the provenance."""
+    out = Path(out_dir)
+    query_files = list(query_files)
+    rows, provs = load_queries(query_files)
+    prov = merged_provenance(plan["config"], out, provs, len(query_files),
+                             rows if not rows.empty else pd.DataFrame({"n": []}))
+    counts = (f"{len(query_files)} files queried; {len(rows)} task × engine × cache-mode "
+              f"measurements of {prov['repetitions']} timed repetitions each (after one untimed "
+              "run; every run's histograms equal the reference's); spread = std over samples")
+    lines = provenance_lines(prov, counts)
+    t = query_table(plan, rows) if not rows.empty else pd.DataFrame()
+    write_csv(with_labels(plan, t), out / "queries.csv", lines)
+    write_doc("Analysis queries (IRIS-HEP ADL benchmark tasks): events/s per task, format "
+              "and engine", query_sections(plan, t, rows), out / "queries.md", lines)
+    write_json(provenance_path or out / "queries-provenance.json", prov)
+    return prov

@@ -1,0 +1,142 @@
+# Analysis queries as a read workload (the `queries` target, not part of `all`): the eight
+# IRIS-HEP ADL benchmark tasks timed on one file per sample and format (study.queries) through
+# every engine that reads it, each (file, engine) in its own process, every answer checked
+# against the reference answers, computed once per sample from its source. Then the queries
+# table and figure, with their own provenance: the target needs none of the read study.
+QUERY_PLAN = study.queries(config)  # file -> its engines
+QUERY_TASKS = ",".join(map(str, study.query_tasks(config)))
+QUERY_FIGURES = [
+    paths.figure(RESULTS, "queries", figures.FAMILIES["queries"].stem, ext)
+    for ext in style.FILE_FORMATS
+]
+
+
+rule query_reference:
+    input:
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
+    output:
+        paths.query_reference(RESULTS),
+    log:
+        paths.log(RESULTS, "query_reference"),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt query-reference {input.arrow:q} --tasks {QUERY_TASKS} -o {output:q} "
+        "> {log:q} 2>&1"
+
+
+rule query:
+    input:
+        data=lambda wc: paths.written(RESULTS, study.spec_of(config, wc)),
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
+        reference=paths.query_reference(RESULTS),
+    output:
+        paths.query(RESULTS),
+    params:
+        engines=lambda wc: ",".join(QUERY_PLAN[study.spec_of(config, wc)]),
+        adapter=lambda wc: study.adapter(config, wc.format),
+        modes=",".join(config["measure"]["modes"]),
+        repetitions=config["measure"]["repetitions"],
+        threads=study.thread_counts(config)[0],
+        scheduler=commands.flag("--dask-scheduler", [config["measure"]["dask_scheduler"]]
+                                if config["measure"]["dask_scheduler"] else []),
+        timeout=config["measure"]["timeout_s"],
+    log:
+        paths.log(RESULTS, "query"),
+    # like a read measurement: nothing runs beside it
+    threads: timing_threads(study.thread_counts(config)[0])
+    resources:
+        # one engine process at a time: ROOT's start-up plus one task's arrays of one file
+        mem_mb=4000,
+        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt query {input.data:q} --source {input.arrow:q} --reference {input.reference:q} "
+        "--format {params.adapter:q} --name {wildcards.format:q} "
+        "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} "
+        "--engines {params.engines:q} --tasks {QUERY_TASKS} --modes {params.modes:q} "
+        "--repetitions {params.repetitions} --threads {params.threads} {params.scheduler} "
+        "--timeout {params.timeout} -o {output:q} > {log:q} 2>&1"
+
+
+rule tabulate_queries:
+    input:
+        plan=paths.plan_record(RESULTS),
+        queries=[paths.query(RESULTS, f) for f in QUERY_PLAN],
+    output:
+        csv=report(
+            paths.table(RESULTS, "queries", "csv"),
+            caption="../report/table_queries.rst",
+            category="Tables",
+            subcategory="Analysis queries, CSV",
+        ),
+        html=report(
+            paths.table(RESULTS, "queries", "html"),
+            caption="../report/table_queries.rst",
+            category="Tables",
+            subcategory="Analysis queries",
+        ),
+        md=paths.table(RESULTS, "queries", "md"),
+        provenance=paths.query_provenance(RESULTS),
+    params:
+        tables=lambda wc, output: os.path.dirname(output.csv),
+    log:
+        paths.log(RESULTS, "tabulate_queries"),
+    localrule: True
+    threads: 1
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt tabulate-queries --plan {input.plan:q} -o {params.tables:q} "
+        "--provenance {output.provenance:q} --queries {input.queries:q} > {log:q} 2>&1"
+
+
+# The figure family `queries` drawn with the queries' own provenance: figures.smk's rule for
+# every family takes the read study's (tabulate's), which would pull the whole read study into
+# this target; this rule wins where both could make the figure.
+ruleorder: query_figure > figure_queries
+
+
+rule query_figure:
+    input:
+        tables=paths.table(RESULTS, "queries", "csv"),
+        provenance=paths.query_provenance(RESULTS),
+        plan=paths.plan_record(RESULTS),
+    output:
+        png=report(
+            QUERY_FIGURES[style.FILE_FORMATS.index("png")],
+            caption="../report/queries.rst",
+            category="Figures",
+            subcategory="Analysis queries",
+        ),
+        pdf=QUERY_FIGURES[style.FILE_FORMATS.index("pdf")],
+    params:
+        tables=lambda wc, input: os.path.dirname(input.tables),
+        out=lambda wc, output: os.path.dirname(output.png),
+        config_name=CONFIG_NAME,
+    log:
+        paths.log(RESULTS, "figure", {"family": "queries"}),
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/arrow.yaml"
+    shell:
+        "hepfmt figure queries --tables {params.tables:q} --provenance {input.provenance:q} "
+        "--plan {input.plan:q} --config-name {params.config_name:q} -o {params.out:q} "
+        "> {log:q} 2>&1"
+
+
+rule queries:
+    input:
+        rules.tabulate_queries.output,
+        QUERY_FIGURES,
