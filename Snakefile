@@ -52,6 +52,5 @@ include: "workflow/rules/queries.smk"
 rule all:
     input:
         rules.tabulate.output,
-        # the queries figure belongs to the `queries` target (workflow/rules/queries.smk)
-        [f for f in FIGURE_FILES if f not in QUERY_FIGURES],
+        FIGURE_FILES,
     default_target: True

@@ -29,7 +29,7 @@ import numpy as np
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
 from analysis.codec import Variant
-from analysis.errors import ConfigError, InputError
+from analysis.errors import InputError
 from analysis.formats.base import (
     Format,
     Layout,
@@ -46,10 +46,8 @@ READ_BLOCK = 1 << 20  # about this many values per read: bounded memory whatever
 
 
 def filters(variant: Variant, options: dict) -> dict:
-    """h5py ``create_dataset`` filter arguments; a level HDF5 cannot take is refused here, with
-    the variant named, rather than deep inside h5py."""
-    if variant.level is not None and (variant.algorithm != "gzip" or variant.level > 9):
-        raise ConfigError("variant", f"{variant.name!r}: HDF5 takes levels 0-9 for gzip only")
+    """h5py ``create_dataset`` filter arguments (levels were checked with the variant:
+    ``FORMAT.levels``)."""
     out = {"compression": ALGORITHMS[variant.algorithm],
            "shuffle": bool(options.get("shuffle", False))}
     if variant.level is not None:
@@ -186,6 +184,6 @@ def _scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
-    write=write, describe=describe, options=frozenset({"shuffle"}),
+    write=write, describe=describe, options=frozenset({"shuffle"}), levels={"gzip": (0, 9)},
     readers={"h5py": Reader("h5py", "h5py", _prepare, _read, _scan)},
 )

@@ -54,9 +54,8 @@ FOOTER = struct.Struct("<QQQIIHH4s")  # the fixed 40-byte tail of a Lance 2.x fi
 
 
 def field_metadata(variant: Variant) -> dict[str, str]:
-    """The field metadata that asks Lance for the variant's general-purpose compression."""
-    if variant.level is not None and variant.algorithm != "zstd":
-        raise ConfigError("variant", f"{variant.name!r}: Lance takes a level for zstd only")
+    """The field metadata that asks Lance for the variant's general-purpose compression (its
+    level was checked with the variant: ``FORMAT.levels``)."""
     if variant.algorithm == "default":
         return {}
     md = {COMPRESSION: variant.algorithm}
@@ -255,5 +254,6 @@ def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     write=write, describe=describe, options=frozenset({"max_page_bytes", "version"}),
+    levels={"zstd": (1, 22)},
     readers={"lance": arrow_reader("lance", "pylance", _prepare, _chunks, _check)},
 )

@@ -229,7 +229,7 @@ def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
         with duckdb.connect(config={"threads": max(1, threads)}) as con:
             rel = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path])
             marks.opened()
-            yield rel.fetch_arrow_table()
+            yield rel.to_arrow_table()
     except duckdb.Error as exc:
         raise InputError(path, f"DuckDB could not read it: {exc}") from exc
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from analysis.atomic import atomic_path
 from analysis.codec import Variant
-from analysis.errors import ConfigError, InputError, VerificationError
+from analysis.errors import InputError, VerificationError
 from analysis.formats.base import (
     Format,
     Layout,
@@ -50,8 +50,6 @@ for command in (["segments"], ["inspect", "--json"]):
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
     import vortex as vx
 
-    if variant.level is not None:
-        raise ConfigError("variant", f"{variant.name!r}: Vortex's write strategies take no level")
     meta = read_source_meta(source)
     schema = schema_of(meta)
     batches = (t.combine_chunks().to_batches()[0]
@@ -160,7 +158,7 @@ def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
-    write=write, describe=describe, options=frozenset(),
+    write=write, describe=describe, options=frozenset(), levels={},
     readers={"vortex": arrow_reader("vortex", "vortex-data", _prepare, _chunks,
                                     _check)},
 )

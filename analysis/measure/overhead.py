@@ -49,7 +49,7 @@ def _duckdb_parquet(path: str, branches: list[str], threads: int) -> object:
 
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
     with duckdb.connect(config={"threads": max(1, threads)}) as con:
-        return con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]).fetch_arrow_table()
+        return con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]).to_arrow_table()
 
 
 def _pyarrow_feather(path: str, branches: list[str], threads: int) -> object:

@@ -36,8 +36,8 @@ from analysis.measure import isolated
 from analysis.measure.pagecache import evict
 from analysis.measure.reads import (
     MODES,
-    _io_read_bytes,
-    _process_peak_bytes,
+    io_read_bytes,
+    process_peak_bytes,
     read_peak_bytes,
     start_read_peak,
 )
@@ -121,17 +121,17 @@ def run_queries(spec: QuerySpec) -> dict:
                     ev = evict(spec.path)
                     rep.update(pages=ev.pages, resident_before=ev.resident_before,
                                resident_after=ev.resident_after, cold_verified=ev.verified)
-                io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
+                io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
                 got = module.run(spec.path, [task])
                 rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
-                           disk_read_bytes=_io_read_bytes() - io0)
+                           disk_read_bytes=io_read_bytes() - io0)
                 compare(task, expected, got, what)  # every repetition, outside the timing
                 reps.append(rep)
             modes[mode] = reps
         out[str(task.number)] = {"modes": modes, "baseline_rss_bytes": baseline_rss,
                                  "peak_rss_bytes": read_peak_bytes(rss_method),
                                  "rss_method": rss_method}
-    return {"tasks": out, "process_peak_rss_bytes": _process_peak_bytes()}
+    return {"tasks": out, "process_peak_rss_bytes": process_peak_bytes()}
 
 
 def _record(task: T.Task, engine: str, mode: str, reps: list[dict], res: dict, ref: dict,

@@ -75,7 +75,7 @@ class ReadSpec:
         return Stopping(self.precision, self.budget_s, self.min_repetitions, self.repetitions)
 
 
-def _io_read_bytes() -> int:
+def io_read_bytes() -> int:
     """Bytes this process caused to be fetched from storage (-1 where the kernel hides it)."""
     try:
         for line in Path("/proc/self/io").read_text().splitlines():
@@ -86,7 +86,7 @@ def _io_read_bytes() -> int:
     return -1
 
 
-def _process_peak_bytes() -> int:
+def process_peak_bytes() -> int:
     """The whole process's peak RSS so far (imports included)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -111,12 +111,12 @@ def start_read_peak() -> tuple[int, str]:
         Path("/proc/self/clear_refs").write_text("5")
         return _status_kib("VmRSS") * 1024, "vmhwm-reset"
     except OSError:
-        return _process_peak_bytes(), "ru_maxrss (lower bound)"
+        return process_peak_bytes(), "ru_maxrss (lower bound)"
 
 
 def read_peak_bytes(method: str) -> int:
     """The peak resident bytes since :func:`start_read_peak` (see there)."""
-    return _status_kib("VmHWM") * 1024 if method == "vmhwm-reset" else _process_peak_bytes()
+    return _status_kib("VmHWM") * 1024 if method == "vmhwm-reset" else process_peak_bytes()
 
 
 def verify_read(reader: Reader, spec: ReadSpec, reference: dict) -> None:
@@ -133,11 +133,11 @@ def verify_read(reader: Reader, spec: ReadSpec, reference: dict) -> None:
 def timed_scan(reader: Reader, spec: ReadSpec) -> dict:
     """One timed scan: wall and CPU time, bytes read from storage, and the scan's marks."""
     marks = Marks()
-    io0, cpu0, t0 = _io_read_bytes(), time.process_time(), time.perf_counter()
+    io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
     entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
     wall = time.perf_counter() - t0
     rep = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
-           "disk_read_bytes": _io_read_bytes() - io0, "entries": entries, **marks.since(t0)}
+           "disk_read_bytes": io_read_bytes() - io0, "entries": entries, **marks.since(t0)}
     if spec.n_events >= 0 and entries != spec.n_events:
         raise VerificationError(spec.path, f"{spec.reader} scanned {entries} entries, the file "
                                            f"has {spec.n_events}")
@@ -174,7 +174,7 @@ def run_read(spec: ReadSpec) -> dict:
         out[mode], stops[mode] = repeat(lambda mode=mode: one(mode), stopping)
     return {"modes": out, "stopping": stops, "baseline_rss_bytes": baseline_rss,
             "read_peak_rss_bytes": read_peak_bytes(rss_method), "rss_method": rss_method,
-            "peak_rss_bytes": _process_peak_bytes()}
+            "peak_rss_bytes": process_peak_bytes()}
 
 
 def _spawn(spec: ReadSpec, timeout: float) -> dict:

@@ -47,7 +47,7 @@ def validate(config: dict) -> dict:
         # a oneOf: what is wrong in the alternative of the value's own type, if there is one
         # ("5000 is greater than the maximum of 1024", not "is not valid under any of ...")
         err = next((e for e in err.context if e.validator not in ("type", "const")), err)
-        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        key = config_schema.key(err.absolute_path) or "(top level)"
         raise ConfigError(key, err.message)
     from analysis.plan.checks import check  # they need the format registry
 

@@ -55,8 +55,7 @@ def _validate(rules: dict, value: object, key: str) -> None:
     errors = sorted(jsonschema.Draft202012Validator(rules).iter_errors(value),
                     key=lambda e: list(e.absolute_path))
     if errors:
-        where = ".".join([key, *map(str, errors[0].absolute_path)])
-        raise ConfigError(where, errors[0].message)
+        raise ConfigError(schema.key(errors[0].absolute_path, key), errors[0].message)
 
 
 @cache

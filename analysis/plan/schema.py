@@ -3,6 +3,7 @@ the option checks take the per-adapter value rules from its ``$defs``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -19,3 +20,11 @@ def _text() -> str:
 def load() -> dict:
     """A fresh copy (validation fills defaults from it, which must not leak between configs)."""
     return yaml.safe_load(_text())
+
+
+def key(path: Iterable[str | int], prefix: str = "") -> str:
+    """A schema error's path as the config checks spell keys: ``measure.threads[1]``."""
+    out = prefix
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}" if out else str(p)
+    return out

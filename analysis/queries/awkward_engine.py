@@ -8,6 +8,7 @@ the reference's to the last bit wherever only IEEE arithmetic is involved.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import awkward as ak
@@ -64,8 +65,7 @@ def _parquet_bounds(path: str | Path) -> list[tuple[int, int]]:
 
 
 def _bounds(counts: list[int]) -> list[tuple[int, int]]:
-    edges = np.cumsum([0, *counts]).tolist()
-    return list(zip(edges[:-1], edges[1:], strict=True))
+    return list(itertools.pairwise(np.cumsum([0, *counts]).tolist()))
 
 
 def pieces(path: str | Path) -> list[tuple[int, int]]:
@@ -81,10 +81,8 @@ def pieces(path: str | Path) -> list[tuple[int, int]]:
         with uproot.open(path) as f:
             tree = f[TREE]
             if hasattr(tree, "common_entry_offsets"):  # TTree
-                edges = tree.common_entry_offsets()
-            else:  # RNTuple
-                edges = [0, *np.cumsum([c.num_entries for c in tree.cluster_summaries])]
-            return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+                return list(itertools.pairwise(int(e) for e in tree.common_entry_offsets()))
+            return _bounds([c.num_entries for c in tree.cluster_summaries])  # RNTuple
     if suffix == "parquet":
         return _parquet_bounds(path)
     if suffix == "arrow":

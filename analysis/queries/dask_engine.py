@@ -3,10 +3,13 @@ per cluster / row group / record batch of the file, each reading its piece and f
 histograms there; the client only sums the counts. That is how coffea-style analyses scale out,
 and it moves histograms, not events, over the network.
 
-Pieces are read by the awkward engine's own readers rather than by dask-awkward's
-(``uproot.dask``, ``dak.from_parquet``), so the distributed answer differs from the local one
-only in where it is computed, and every format the awkward engine reads works here too. The
-workers must see the file at the same path (a shared filesystem, or workers on this machine).
+Pieces are read by the awkward engine's own readers, not as dask-awkward collections
+(``uproot.dask``, ``dak.from_parquet``): so the distributed answer differs from the local one
+only in where it is computed, every format the awkward engine reads works here too, and the task
+code need not be typetracer-safe (with dask-awkward 2026.2.1 and awkward 2.14,
+``dak.from_parquet`` partitions failed in ``ak.values_astype``: an unknown-length
+BitMaskedArray). The workers must see the file at the same path (a shared
+filesystem, or workers on this machine).
 """
 
 from __future__ import annotations

@@ -92,8 +92,12 @@ def write_doc(title: str, sections: list[Section], path: Path, prov_lines: list[
         md += [f"## {heading}", ""]
         html.append(f"<h2>{escape(heading)}</h2>")
         if isinstance(body, pd.DataFrame):
-            # a cell nothing was measured for is empty, not "nan"
-            md.append(body.astype(object).where(body.notna(), "").to_markdown(index=False))
+            # a cell nothing was measured for is empty, not "nan"; a "|" in a cell (|eta|)
+            # would end it
+            cells = body.astype(object).where(body.notna(), "")
+            cells = cells.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v)
+            md.append(cells.rename(columns=lambda c: str(c).replace("|", "\\|"))
+                      .to_markdown(index=False))
             html.append(body.to_html(index=False, na_rep="", border=0, classes="hepfmt"))
         else:
             md.append(body)

@@ -25,7 +25,7 @@ from analysis.report.documents import (
     write_csv,
     write_doc,
 )
-from analysis.report.tables import _mean_std, _verified, with_labels
+from analysis.report.tables import all_verified, mean_std, with_labels
 
 QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
 #: The baseline of the ratio column: this engine on the first TTree format of the plan.
@@ -68,7 +68,7 @@ def query_table(plan: dict, rows: pd.DataFrame) -> pd.DataFrame:
         rows["ratio_to_baseline"] = rows.events_per_s / rows.baseline
     else:
         rows["ratio_to_baseline"] = float("nan")
-    t = _mean_std(rows, QUERY_KEYS, "events_per_s")
+    t = mean_std(rows, QUERY_KEYS, "events_per_s")
     extra = rows.groupby(QUERY_KEYS).agg(
         median_s_mean=("median_s", "mean"), repetitions=("n", "min"),
         ratio_to_baseline=("ratio_to_baseline", "mean"),
@@ -78,7 +78,7 @@ def query_table(plan: dict, rows: pd.DataFrame) -> pd.DataFrame:
         selected_events=("selected_events", "sum"), n_events=("n_events", "sum"),
         selected_fraction=("selected_fraction", "mean"),
         rss_over_baseline_mb=("rss_over_baseline_bytes", lambda x: x.max() / 2**20),
-        cold_verified=("cold_verified", _verified),
+        cold_verified=("cold_verified", all_verified),
     ).reset_index()
     t = t.merge(extra, on=QUERY_KEYS)
     t.insert(1, "question", t.task.map(lambda n: TASKS[n].question))

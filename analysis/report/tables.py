@@ -80,7 +80,7 @@ def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame,
     return pd.DataFrame(reads), pd.DataFrame(reps), provs
 
 
-def _mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
+def mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
     g = df.groupby(keys, sort=True)[col]
     out = g.agg(["mean", "std", "count"]).reset_index()
     out["std"] = out["std"].fillna(0.0)
@@ -88,16 +88,16 @@ def _mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
                                "count": "n_samples"})
 
 
-def _verified(x: pd.Series) -> bool | None:
+def all_verified(x: pd.Series) -> bool | None:
     """Of ``cold_verified`` cells taken together: empty if none was a cold read, else whether
     every cold read was verified (one unverified read spoils the figure)."""
     return None if x.isna().all() else bool(x.dropna().all())
 
 
 def size_table(sizes: pd.DataFrame) -> pd.DataFrame:
-    t = _mean_std(sizes, KEYS, "normalized_size")
+    t = mean_std(sizes, KEYS, "normalized_size")
     if sizes["normalized_size_no_triggers"].notna().any():
-        nt = _mean_std(sizes, KEYS, "normalized_size_no_triggers").drop(columns="n_samples")
+        nt = mean_std(sizes, KEYS, "normalized_size_no_triggers").drop(columns="n_samples")
         t = t.merge(nt, on=KEYS)
     return t
 
@@ -117,7 +117,7 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
                              - reads.baseline_rss_bytes)
     if "rss_method" not in reads:
         reads = reads.assign(rss_method="ru_maxrss (lower bound)")
-    t = _mean_std(reads, READ_KEYS, "median_s")
+    t = mean_std(reads, READ_KEYS, "median_s")
     extra = reads.groupby(READ_KEYS).agg(
         iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
         mb_per_s_compressed=("mb_per_s_compressed", "mean"),
@@ -128,7 +128,7 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
         rss_exact=("rss_method", lambda x: bool((x == "vmhwm-reset").all())),
         cpu_s_mean=("cpu_median_s", "mean"),
         disk_read_bytes=("disk_read_bytes_median", "mean"),
-        cold_verified=("cold_verified", _verified),
+        cold_verified=("cold_verified", all_verified),
     ).reset_index()
     return t.merge(extra, on=READ_KEYS)
 
@@ -165,7 +165,8 @@ def _ratio_rows(pair: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> list[di
                      "ratio": x.median_s_p / x.median_s_r,
                      "ttree_reader": pair["ttree"]["reader"],
                      "parquet_reader": pair["parquet"]["reader"],
-                     "cold_verified": _verified(pd.Series([x.cold_verified_r, x.cold_verified_p]))})
+                     "cold_verified": all_verified(pd.Series([x.cold_verified_r,
+                                                              x.cold_verified_p]))})
     return rows
 
 
@@ -177,8 +178,8 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.Data
     df = pd.DataFrame(rows).reindex(columns=[*RATIO_KEYS, "sample", "ratio", *RATIO_EXTRA])
     extra = df.groupby(RATIO_KEYS).agg(
         ttree_reader=("ttree_reader", "first"), parquet_reader=("parquet_reader", "first"),
-        cold_verified=("cold_verified", _verified)).reset_index()
-    return _mean_std(df, RATIO_KEYS, "ratio").merge(extra, on=RATIO_KEYS, how="left")
+        cold_verified=("cold_verified", all_verified)).reset_index()
+    return mean_std(df, RATIO_KEYS, "ratio").merge(extra, on=RATIO_KEYS, how="left")
 
 
 def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +198,7 @@ def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
     wide.columns = [f"{sel}_{mode}_s" for sel, mode in wide.columns]
     rss = rows.groupby(["format", "variant", "reader", "threads"]).agg(
         rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
-        rss_exact=("rss_exact", "all"), cold_verified=("cold_verified", _verified))
+        rss_exact=("rss_exact", "all"), cold_verified=("cold_verified", all_verified))
     sizes = st[st.cluster_size == largest][["format", "variant", "cluster_size",
                                             "normalized_size_mean", "normalized_size_std"]]
     return sizes.merge(wide.join(rss).reset_index(), on=["format", "variant"], how="left")

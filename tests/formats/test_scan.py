@@ -15,7 +15,7 @@ VARIANT = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3", "feather
            "hdf5": "gzip-4", "lance": "default", "vortex": "default"}
 SCANS = [(f, r) for f in VARIANT for r in formats.get(f).readers]
 #: readers whose marks follow the file's clusters ([250, 250, 100]); the others decode the
-#: file in one call, by column (HDF5) or in batches of their own size
+#: file in one call, by column (HDF5) or in batches of their own size (Lance, Vortex)
 PER_CLUSTER = {("parquet", "pyarrow"), ("feather", "pyarrow"), ("ttree", "rdf"),
                ("ttree", "ttreereader"), ("ttree", "getentry"), ("rntuple", "rdf")}
 

@@ -51,7 +51,7 @@ REFUSED: dict[str, tuple[Callable[[dict], None], str, str]] = {
                       "greater than the maximum of 100000000"),
     "n_events '1e13' (YAML reads a string)": (_sample(n_events=yaml.safe_load("1e13")),
                                               "samples.TTJets.n_events", "not of type 'integer'"),
-    "cluster size 1e9": (lambda c: c.update(cluster_sizes=[500, 10**9]), "cluster_sizes.1",
+    "cluster size 1e9": (lambda c: c.update(cluster_sizes=[500, 10**9]), "cluster_sizes[1]",
                          "greater than the maximum"),
     "repetitions 1e6": (lambda c: c["measure"].update(repetitions=10**6), "measure.repetitions",
                         "greater than the maximum"),

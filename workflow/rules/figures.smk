@@ -10,14 +10,16 @@ FIGURE_SUBCATEGORIES = {
     "tradeoff": "Read speed",
     "memory": "Memory",
 }
+# the families of the read study (target `all`); others are drawn by their own target's rules
+STUDY_FIGURES = {n: f for n, f in figures.FAMILIES.items() if f.target == "all"}
 FIGURE_FILES = [
     paths.figure(RESULTS, name, fam.stem, ext)
-    for name, fam in figures.FAMILIES.items()
+    for name, fam in STUDY_FIGURES.items()
     for ext in style.FILE_FORMATS
 ]
 
 
-for _family, _figure in figures.FAMILIES.items():
+for _family, _figure in STUDY_FIGURES.items():
 
     rule:
         name:

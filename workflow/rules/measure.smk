@@ -18,6 +18,9 @@ rule measure:
         selections=commands.selections(config),
         modes=",".join(config["measure"]["modes"]),
         repetitions=config["measure"]["repetitions"],
+        min_repetitions=config["measure"]["min_repetitions"],
+        precision=config["measure"]["precision"],
+        budget=config["measure"]["budget_s"],
         threads=",".join(map(str, study.thread_counts(config))),
         timeout=config["measure"]["timeout_s"],
     log:
@@ -32,5 +35,6 @@ rule measure:
         "--name {wildcards.format:q} "
         "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} "
         "--readers {params.readers:q} {params.selections} --modes {params.modes:q} "
-        "--repetitions {params.repetitions} --threads {params.threads} "
+        "--repetitions {params.repetitions} --min-repetitions {params.min_repetitions} "
+        "--precision {params.precision} --budget-s {params.budget} --threads {params.threads} "
         "--timeout {params.timeout} -o {output:q} > {log:q} 2>&1"

@@ -5,7 +5,6 @@
 # in a fresh process) and takes all of Snakemake's cores, so nothing runs beside a timing.
 from analysis.plan import metagrid
 
-metagrid.check(config)
 META_CONFIG = config["metadata"]
 META_FILES = metagrid.files(config)
 META_HELPER = paths.meta_helper(RESULTS)

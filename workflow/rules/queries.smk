@@ -98,12 +98,8 @@ rule tabulate_queries:
         "--provenance {output.provenance:q} --queries {input.queries:q} > {log:q} 2>&1"
 
 
-# The figure family `queries` drawn with the queries' own provenance: figures.smk's rule for
-# every family takes the read study's (tabulate's), which would pull the whole read study into
-# this target; this rule wins where both could make the figure.
-ruleorder: query_figure > figure_queries
-
-
+# The figure family `queries`, drawn with the queries' own provenance (figures.smk draws the
+# read study's families with tabulate's).
 rule query_figure:
     input:
         tables=paths.table(RESULTS, "queries", "csv"),

@@ -255,13 +255,15 @@ def _prepare_uproot(threads: int) -> None:
 
 
 def _uproot_chunks(path: str, branches: list[str], marks: Marks):
+    """The selection in one call, as uproot users read a file (``iterate`` in steps costs
+    more, and a scan holds all of it anyway)."""
     import uproot
 
     try:
         with uproot.open(path) as f:
             tree = f[TREE]
             marks.opened()
-            yield from tree.iterate(branches, step_size="200 MB", library="ak")
+            yield tree.arrays(branches, library="ak")
     except Exception as exc:
         raise InputError(path, f"uproot could not read it: {exc}") from exc
 

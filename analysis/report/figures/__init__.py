@@ -37,6 +37,9 @@ class Family:
     name: str  # also the name of the module that draws it
     stem: str  # the file name of its figure (PNG and PDF)
     tables: tuple[str, ...]  # the tables it reads
+    #: the Snakemake target that draws it: ``all`` (the read study's tables) or its own
+    #: (``queries``: its table comes from measurements ``all`` does not make)
+    target: str = "all"
 
     def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
         """The family's figure and the notes for its footer."""
@@ -49,7 +52,7 @@ FAMILIES = {f.name: f for f in (
     Family("tradeoff", "size_vs_read_time", ("formats",)),
     Family("groups", "bytes_by_group", ("groups",)),
     Family("memory", "peak_memory", ("reads",)),
-    Family("queries", "query_throughput", ("queries",)),
+    Family("queries", "query_throughput", ("queries",), target="queries"),
 )}
 
 

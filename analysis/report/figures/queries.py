@@ -4,6 +4,8 @@ answer changes from a one-column histogram (task 1) to combinatorics (tasks 5-8)
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -52,7 +54,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
                 if h:
                     bar.set(facecolor="white", edgecolor=MODE_COLORS[mode], hatch="////")
         question = t.loc[t.task == n, "question"].iloc[0]
-        ax.set_title(f"task {n}: {question}", fontsize="x-small", wrap=True)
+        ax.set_title("\n".join(textwrap.wrap(f"task {n}: {question}", 48)), fontsize="x-small")
         ax.set_xscale("log")
         ax.set_xlim(lo / 2, hi * 2)
         ax.set_yticks(np.arange(len(keys)), keys.name, fontsize=7)

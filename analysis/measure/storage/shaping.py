@@ -1,0 +1,106 @@
+"""Latency and bandwidth between a reader and a local server, by Toxiproxy.
+
+This kernel has no ``netem`` qdisc, and ``tc`` on the shared loopback would slow every process
+of the machine, so the network of a ``remote`` profile is a TCP proxy in user space: Toxiproxy
+(Shopify, maintained, Go), whose ``latency`` toxic delays data in each direction and whose
+``bandwidth`` toxic caps its rate. It is not packaged by Debian bookworm nor PyPI; it is built
+from its Go module into the venv (see :data:`INSTALL`) and found on PATH or beside the venv's
+python. Its latency is in whole milliseconds: a profile needing a finer one (``lan``, 0.2 ms)
+is refused as :class:`Unavailable`, never run with a rounded figure.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from analysis.measure.storage import Unavailable
+from analysis.measure.storage.ledger import Ledger, start_time
+from analysis.measure.storage.profiles import Profile
+from analysis.measure.storage.servers import HOST, free_port, wait_for_port
+
+BINARY = "toxiproxy-server"
+INSTALL = ("GOBIN=$(mktemp -d) go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.5.0 "
+           "&& mv $GOBIN/server .venv/bin/toxiproxy-server")
+
+
+def find_binary() -> str:
+    here = Path(sys.executable).parent / BINARY
+    found = shutil.which(BINARY) or (str(here) if here.exists() else None)
+    if found is None:
+        raise Unavailable(f"{BINARY} is not installed (no netem in this kernel, so latency needs "
+                          f"a proxy): {INSTALL}")
+    return found
+
+
+def toxics(profile: Profile) -> list[dict]:
+    """The toxics that make a connection look like ``profile``: half the round trip each way,
+    and the bandwidth cap on the server-to-client stream (KB/s, as Toxiproxy counts)."""
+    if profile.kind != "remote":
+        raise ValueError(f"profile {profile.name} is {profile.kind}, not remote")
+    one_way_ms = profile.latency_s * 1e3 / 2
+    if one_way_ms and (one_way_ms < 1 or abs(one_way_ms - round(one_way_ms)) > 1e-9):
+        raise Unavailable(f"profile {profile.name} needs {one_way_ms:g} ms one-way latency; "
+                          "Toxiproxy's latency toxic has 1 ms resolution and this kernel has "
+                          "no netem qdisc for finer delays")
+    out = [{"name": f"latency_{s}", "type": "latency", "stream": s, "toxicity": 1.0,
+            "attributes": {"latency": round(one_way_ms), "jitter": 0}}
+           for s in ("upstream", "downstream") if one_way_ms]
+    out.append({"name": "bandwidth", "type": "bandwidth", "stream": "downstream",
+                "toxicity": 1.0, "attributes": {"rate": max(1, int(profile.bandwidth_bps / 1e3))}})
+    return out
+
+
+class Toxiproxy:
+    """``with Toxiproxy() as tp: port = tp.shape(profile, upstream_port)``: connect to
+    ``port`` instead of the server's and every byte pays the profile's latency and rate."""
+
+    def __init__(self, ledger_root: Path | None = None) -> None:
+        self.binary = find_binary()
+        self._ledger_root = ledger_root
+
+    def __enter__(self) -> Toxiproxy:
+        self.ledger = Ledger(self._ledger_root)
+        try:
+            self.api_port = free_port()
+            log = Path(tempfile.gettempdir()) / f"hepfmt-toxiproxy-{self.ledger.path.stem}.log"
+            self.ledger.add("file", path=str(log))
+            with open(log, "w") as out:  # the child keeps its own copy of the fd
+                self.proc = subprocess.Popen(
+                    [self.binary, "-host", HOST, "-port", str(self.api_port)],
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    start_new_session=True)
+            self.ledger.add("process", pid=self.proc.pid, started=start_time(self.proc.pid))
+            wait_for_port(self.api_port, lambda: self.proc.poll() is None)
+        except BaseException:
+            self.ledger.close()
+            raise
+        return self
+
+    def _post(self, path: str, body: dict) -> dict:
+        req = urllib.request.Request(f"http://{HOST}:{self.api_port}{path}",
+                                     data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read() or b"{}")
+
+    def shape(self, profile: Profile, upstream_port: int, name: str | None = None) -> int:
+        """A proxy to ``127.0.0.1:upstream_port`` with ``profile``'s toxics; its port."""
+        wanted = toxics(profile)  # refuses an unrepresentable profile before anything starts
+        port = free_port()
+        name = name or f"{profile.name}-{upstream_port}"
+        self._post("/proxies", {"name": name, "listen": f"{HOST}:{port}",
+                                "upstream": f"{HOST}:{upstream_port}", "enabled": True})
+        for toxic in wanted:
+            self._post(f"/proxies/{name}/toxics", toxic)
+        return port
+
+    def __exit__(self, *exc: object) -> None:
+        errors = self.ledger.close()
+        if errors:
+            raise OSError("toxiproxy teardown failed: " + "; ".join(errors))

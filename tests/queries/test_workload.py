@@ -1,0 +1,231 @@
+"""The queries as a measured read workload: ``hepfmt query`` end to end, the distributed engine
+on a local Dask cluster, which files the workflow queries, the queries table on hand-made
+records, and a dry run of the `queries` target."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import CLUSTER_SIZE, N_EVENTS
+from helpers import ROOT, run_snakemake
+
+from analysis.cli import main
+from analysis.errors import ConfigError
+from analysis.plan import config as cfg
+from analysis.plan import study
+from analysis.plan.record import record
+from analysis.queries import tasks as T
+from analysis.queries.reference import compare, passing, reference
+
+TEST_CONFIG = ROOT / "config" / "test.yaml"
+
+
+@pytest.fixture(scope="module")
+def reference_file(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("queries") / "reference.json"
+    assert main(["query-reference", str(source), "--tasks", "1,5", "-o", str(out)]) == 0
+    return out
+
+
+def _query(path: Path, source: Path, reference_file: Path, out: Path, *extra: str) -> int:
+    return main(["query", str(path), "--source", str(source), "--reference",
+                 str(reference_file), "--format", "parquet", "--variant", "zstd-3",
+                 "--cluster-size", str(CLUSTER_SIZE), "--tasks", "1,5", "--repetitions", "5",
+                 "-o", str(out), *extra])
+
+
+def test_query_is_measured_and_checked(written, source: Path, reference_file: Path,
+                                       tmp_path: Path) -> None:
+    out = tmp_path / "q.json"
+    assert _query(written("parquet", "zstd-3"), source, reference_file, out) == 0
+    doc = json.loads(out.read_text())
+    rows = doc["queries"]
+    # every engine reading Parquet, both tasks, both cache modes
+    assert {(r["engine"], r["task"], r["mode"]) for r in rows} == {
+        (e, t, m) for e in ("awkward", "duckdb", "polars") for t in (1, 5)
+        for m in ("cold", "warm")}
+    selected = {r["task"]: r["selected_events"] for r in rows}
+    assert selected == {1: N_EVENTS, 5: passing(source, T.TASKS[5])}
+    for r in rows:
+        assert r["n"] == 5 and len(r["repetitions"]) == 5 and r["events_per_s"] > 0
+        assert r["columns"] == list(T.TASKS[r["task"]].columns) and r["zip_bytes"] > 0
+        assert (r["cold_verified"] is None) == (r["mode"] == "warm")
+    assert doc["n_events"] == N_EVENTS and doc["format"] == "parquet"
+
+
+def test_a_wrong_answer_fails_the_measurement(written, source: Path, reference_file: Path,
+                                              tmp_path: Path, capsys) -> None:
+    """An engine that disagrees with the reference (here: a reference off by one entry) is an
+    error naming the task, and no record is written."""
+    doc = json.loads(reference_file.read_text())
+    doc["tasks"]["1"]["counts"]["met"][10] += 1
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps(doc))
+    out = tmp_path / "q.json"
+    assert _query(written("parquet", "zstd-3"), source, wrong, out, "--engines", "polars") == 2
+    assert "task1/met: counts differ" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_an_engine_must_read_the_format(written, source: Path, reference_file: Path,
+                                        tmp_path: Path, capsys) -> None:
+    assert _query(written("parquet", "zstd-3"), source, reference_file, tmp_path / "q.json",
+                  "--engines", "rdataframe") == 2
+    assert "rdataframe does not read parquet" in capsys.readouterr().err
+
+
+# -- on a Dask cluster -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                                  protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "ttree"])
+def test_dask_engine_equals_the_reference(fmt: str, written, source: Path,
+                                          dask_cluster: str) -> None:
+    from analysis.queries import dask_engine
+
+    task = T.TASKS[6]
+    dask_engine.prepare()
+    dask_engine.connect(dask_cluster)
+    compare(task, reference(source, task), dask_engine.run(written(fmt, "zstd-3"), [task]),
+            f"awkward-dask on {fmt}")
+
+
+def test_pieces_are_the_clusters(written) -> None:
+    from analysis.queries.awkward_engine import pieces
+
+    for fmt in ("ttree", "rntuple", "parquet", "feather"):
+        assert pieces(written(fmt, "zstd-3")) == [(0, 250), (250, 500), (500, 600)], fmt
+
+
+def test_query_runs_on_a_dask_scheduler(written, source: Path, reference_file: Path,
+                                        dask_cluster: str, tmp_path: Path) -> None:
+    out = tmp_path / "q.json"
+    assert _query(written("parquet", "zstd-3"), source, reference_file, out,
+                  "--dask-scheduler", dask_cluster, "--modes", "warm") == 0
+    doc = json.loads(out.read_text())
+    assert {r["engine"] for r in doc["queries"]} == {"awkward", "duckdb", "polars",
+                                                     "awkward-dask"}
+    assert doc["scheduler"] == dask_cluster
+
+
+# -- which files the workflow queries ---------------------------------------------------------
+
+
+@pytest.fixture
+def config() -> dict:
+    return cfg.load(TEST_CONFIG)
+
+
+def test_each_format_is_queried_at_its_zstd_variant_and_largest_size(config: dict) -> None:
+    plan = study.queries(config)
+    assert {f.stem: e for f, e in plan.items()} == {
+        f"{s}/{fmt}/zstd-{lvl}/c1500": engines
+        for s in ("DYJetsToLL", "TTJets")
+        for fmt, lvl, engines in (("ttree", 5, ["rdataframe", "awkward"]),
+                                  ("parquet", 3, ["awkward", "duckdb", "polars"]),
+                                  ("parquet_bss", 3, ["awkward", "duckdb", "polars"]))}
+
+
+def test_queries_files_and_switching_queries_off(config: dict) -> None:
+    config["measure"]["queries_files"] = {"parquet": "none"}
+    assert [f.stem for f in study.queries(config)] == ["DYJetsToLL/parquet/none/c1500",
+                                                       "TTJets/parquet/none/c1500"]
+    config["measure"]["queries_files"] = {"parquet": "lz4"}
+    with pytest.raises(ConfigError, match=r"queries_files\.parquet"):
+        study.queries(config)
+    config["measure"]["queries"] = []
+    assert study.queries(config) == {}
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+
+def _row(task: int, engine: str, mode: str, median_s: float, verified: bool | None) -> dict:
+    return {"task": task, "engine": engine, "mode": mode, "median_s": median_s,
+            "q25_s": median_s, "q75_s": median_s, "iqr_s": 0.0, "std_s": 0.0,
+            "min_s": median_s, "n": 5, "events_per_s": 1000 / median_s, "cpu_median_s": 0.1,
+            "disk_read_bytes_median": 0.0, "columns": list(T.TASKS[task].columns),
+            "zip_bytes": 4000, "selected_events": 250 if task == 4 else 1000,
+            "rss_over_baseline_bytes": 2**20, "rss_method": "vmhwm-reset",
+            "cold_verified": verified, "repetitions": []}
+
+
+def _record(path: Path, sample: str, fmt: str, rows: list[dict], provenance: dict) -> Path:
+    doc = {"file": f"{fmt}.x", "sample": sample, "process": sample, "format": fmt,
+           "adapter": fmt, "variant": "zstd-5" if fmt == "ttree" else "zstd-3",
+           "cluster_size": 1000, "n_events": 1000, "threads": 1, "scheduler": "",
+           "queries": rows, "provenance": provenance}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_table_from_hand_made_records(config: dict, tmp_path: Path) -> None:
+    from analysis.provenance import collect
+    from analysis.report import figures
+    from analysis.report.queries import tabulate_queries
+
+    prov = collect(data_path=tmp_path)
+    files = []
+    for sample, slow in (("A", 1.0), ("B", 2.0)):
+        for task in (1, 4):
+            files.append(_record(tmp_path / f"{sample}-ttree-{task}.json", sample, "ttree", [
+                _row(task, "rdataframe", m, 0.1 * slow, m == "cold" or None)
+                for m in ("cold", "warm")], prov))
+            files.append(_record(tmp_path / f"{sample}-parquet-{task}.json", sample, "parquet", [
+                _row(task, "polars", "warm", 0.05 * slow, None),
+                _row(task, "polars", "cold", 0.025, False)], prov))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(record(config)))
+    tabulate_queries(record(config), files, tmp_path / "tables")
+    t = pd.read_csv(tmp_path / "tables" / "queries.csv", comment="#")
+    assert len(t) == 2 * 2 * 2  # task × (format, engine) × mode
+    polars = t[(t.engine == "polars")].set_index(["task", "mode"])
+    # warm: twice RDataFrame's rate in both samples; cold: 4x (A) and 8x (B), mean 6
+    assert np.allclose(polars.ratio_to_baseline.xs("warm", level="mode"), 2.0)
+    assert np.allclose(polars.ratio_to_baseline.xs("cold", level="mode"), 6.0)
+    assert np.allclose(polars.events_per_s_mean.xs("warm", level="mode"), (20000 + 10000) / 2)
+    assert polars.loc[(4, "warm"), "selected_events"] == 500  # 250 in each sample
+    assert polars.loc[(4, "warm"), "selected_fraction"] == 0.25
+    assert polars.loc[(1, "warm"), "zip_bytes_per_event"] == 4.0
+    assert polars.loc[(1, "cold"), "cold_verified"] == False  # noqa: E712 (a CSV cell)
+    assert set(t.label) == {"TTree", "Parquet"} and set(t.baseline) == {"rdataframe on TTree"}
+    md = (tmp_path / "tables" / "queries.md").read_text()
+    assert "250 / 1,000 (25.0%)" in md and " †" in md
+    assert (tmp_path / "tables" / "queries.html").exists()
+    drawn = figures.make("queries", tmp_path / "tables",
+                         tmp_path / "tables" / "queries-provenance.json", plan, tmp_path / "fig")
+    assert [p.name for p in drawn] == ["query_throughput.png", "query_throughput.pdf"]
+    assert all(p.stat().st_size > 10_000 for p in drawn)
+
+
+# -- the workflow -------------------------------------------------------------------------------
+
+
+def test_queries_target_dry_run(tmp_path: Path) -> None:
+    """`snakemake queries -n` on the test study: a reference per sample and one query job per
+    queried file, and none of the read study's measurements; `all` has no query job."""
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({**yaml.safe_load(TEST_CONFIG.read_text()),
+                                      "results": str(tmp_path / "results")}))
+    jobs = {}
+    for target in ("queries", "all"):
+        proc = run_snakemake(tmp_path, target, "-n", "--quiet", "rules", "--configfile",
+                             str(config), timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        jobs[target] = proc.stdout + proc.stderr
+    assert "query_reference" in jobs["queries"] and "tabulate_queries" in jobs["queries"]
+    assert " measure " not in jobs["queries"] and "\nmeasure " not in jobs["queries"]
+    assert "query" not in jobs["all"]
