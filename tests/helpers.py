@@ -38,7 +38,7 @@ def write_config(path: Path, config: dict) -> Path:
     return path
 
 
-def run_snakemake(workdir: Path, *args: str, cores: int | None = 2, timeout: float = 900,
+def run_snakemake(workdir: Path, *args: str, cores: int | None = 2, timeout: float = 3600,
                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Snakemake on the repository's Snakefile; ``cores=None`` leaves them to a profile.
 

@@ -9,7 +9,9 @@ import os
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import yaml
 from conftest import CLUSTER_SIZE, N_EVENTS, SELECTION
 
 from analysis import formats
@@ -141,6 +143,24 @@ def test_a_registered_toy_format_is_written_described_and_read(toy, source, tmp_
     doc = json.loads(reads.read_text())
     assert {(r["reader"], r["selection"]) for r in doc["reads"]} == {("toy", "ten"),
                                                                    ("toy", "all")}
+
+    # the tables: the plan record of a config naming the toy format, then tabulate
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "results": str(tmp_path), "samples": {"DY": {"process": "DYJetsToLL",
+                                                     "n_events": N_EVENTS}},
+        "cluster_sizes": [CLUSTER_SIZE], "formats": {"toy": {"variants": ["none"]}},
+        "measure": {"modes": ["warm"], "repetitions": 5,
+                    "selections": {"ten": SELECTION, "all": "*"}}}))
+    plan = tmp_path / "plan.json"
+    assert main(["plan-record", str(config), "-o", str(plan)]) == 0
+    assert main(["tabulate", "--plan", str(plan), "--sizes", str(size), "--reads", str(reads),
+                 "-o", str(tmp_path / "tables")]) == 0
+    sizes = pd.read_csv(tmp_path / "tables" / "size.csv", comment="#")
+    assert list(sizes.label) == ["Toy"] and sizes.normalized_size_mean.iloc[0] > 0
+    table = pd.read_csv(tmp_path / "tables" / "reads.csv", comment="#")
+    assert set(zip(table.label, table.reader, table.selection, strict=True)) == {
+        ("Toy", "toy", "ten"), ("Toy", "toy", "all")}
 
 
 def test_marks_split_a_read_into_open_setup_and_steady_rate(toy, source, tmp_path) -> None:

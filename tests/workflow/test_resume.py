@@ -90,30 +90,35 @@ def _start(workdir: Path, config: Path) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("stage", ["files", "measurements"])
-def test_kill_9_then_resume_equals_a_clean_run(stage: str, tmp_path: Path) -> None:
-    """Kill the whole run (Snakemake and its jobs) with SIGKILL as soon as the stage has
-    begun to write, resume with the same command, and compare with a clean run."""
-    clean = tmp_path / "clean"
-    clean.mkdir()
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+    """The sizes of the tiny study run once without interruption."""
+    clean = tmp_path_factory.mktemp("clean")
     proc = run_snakemake(clean, *RESUME, "--configfile",
-                         str(tiny_config(clean, clean / "results")), timeout=1800)
+                         str(tiny_config(clean, clean / "results")), timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return sizes(clean / "results")
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage", ["sources", "files", "measurements", "tables"])
+def test_kill_9_then_resume_equals_a_clean_run(stage: str, clean_run, tmp_path: Path) -> None:
+    """Kill the whole run (Snakemake and its jobs) with SIGKILL as soon as the stage has
+    begun to write (its first file, temporary ones included), resume with the same command,
+    and compare with a clean run."""
     work = tmp_path / "killed"
     work.mkdir()
     config = tiny_config(work, work / "results")
     run = _start(work, config)
-    deadline = time.monotonic() + 1800
+    deadline = time.monotonic() + 3600
     while not list((work / "results" / stage).rglob("*")) and run.poll() is None:
         assert time.monotonic() < deadline
-        time.sleep(0.05)
+        time.sleep(0.02)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
 
-    proc = run_snakemake(work, *RESUME, "--configfile", str(config), timeout=1800)
+    proc = run_snakemake(work, *RESUME, "--configfile", str(config), timeout=3600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sizes(work / "results") == sizes(clean / "results")
+    assert sizes(work / "results") == clean_run
     assert not [p for p in (work / "results").rglob(".*") if lock.TEMPORARY.match(p.name)]
     assert (work / "results" / "tables" / "size.csv").exists()
