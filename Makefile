@@ -30,15 +30,25 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
 	touch $@
 
+# Snakemake imports every installed executor plugin when it starts, and the HTCondor plugin's
+# bindings (htcondor2) then warn "CONDOR_CONFIG is unset ... Using /dev/null" on any machine
+# without HTCondor, on every run. A .pth line in the venv ignores exactly that warning in every
+# Python of the venv (snakemake however started, and its jobs); htcondor2 still falls back to
+# /dev/null itself, and a machine with an HTCondor config never raised the warning.
+QUIET_CONDOR := $(VENV)/.hepfmt-quiet-condor
+$(QUIET_CONDOR): $(STAMP)
+	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "hepfmt-quiet-condor.pth").write_text("import warnings; warnings.filterwarnings(\"ignore\", message=\"The environment variable CONDOR_CONFIG is unset\", category=UserWarning)\n")'
+	touch $@
+
 # A killed run resumes with the same command: --rerun-incomplete redoes the jobs it cut short;
 # --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
 # with a lock that dies with its process, where Snakemake's would need --unlock after a kill.
 RESUME := --rerun-incomplete --nolock
 
-run: $(STAMP)
+run: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) $(RESUME) --configfile $(CONFIG)
 
-report: $(STAMP)
+report: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)
 
 REF := results/reference/default
@@ -52,10 +62,10 @@ reference:
 			results/metadata/provenance.json $(REF)/metadata/ && \
 		cp results/metadata/plots/*.png $(REF)/metadata/plots/; fi
 
-dryrun: $(STAMP)
+dryrun: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --dry-run --configfile $(CONFIG)
 
-lint: $(STAMP)
+lint: $(STAMP) $(QUIET_CONDOR)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 

@@ -47,6 +47,7 @@ include: "workflow/rules/tabulate.smk"
 include: "workflow/rules/metadata.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/queries.smk"
+include: "workflow/rules/storage.smk"
 
 
 rule all:

@@ -21,11 +21,29 @@ def _option(text: str) -> tuple[str, object]:
     return key, yaml.safe_load(value)
 
 
-def _selection(text: str) -> tuple[str, list[str] | str]:
+def _selection(text: str) -> tuple[str, object]:
+    from analysis.plan.selections import from_cli
+
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=BRANCH,BRANCH,... or NAME=*")
     name, branches = text.split("=", 1)
-    return name, "*" if branches == "*" else branches.split(",")
+    return name, from_cli(branches)
+
+
+def _resolved_selections(a: argparse.Namespace) -> dict[str, list[str] | str]:
+    """``--selection``s resolved against the source's branches, as the plan resolves a config's
+    (patterns, alternatives, counters: :mod:`analysis.plan.selections`)."""
+    from analysis.plan.selections import Unresolved, resolve
+    from analysis.samples.source import read_source_meta, schema_of
+
+    schema = schema_of(read_source_meta(a.source))
+    out = {}
+    for name, sel in a.selection:
+        try:
+            out[name] = resolve(sel, schema)
+        except Unresolved as exc:
+            raise ConfigError(f"--selection {name}", f"{exc} of {a.source}") from None
+    return out
 
 
 def cmd_generate(a: argparse.Namespace) -> None:
@@ -122,15 +140,15 @@ def cmd_measure(a: argparse.Namespace) -> None:
     except ValueError:
         raise ConfigError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
-                 dict(a.selection), a.modes.split(","), a.repetitions, threads, a.output,
+                 _resolved_selections(a), a.modes.split(","), a.repetitions, threads, a.output,
                  a.timeout, name=a.name, stopping=stopping)
 
 
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
     from analysis.measure.overhead import bench, report
 
-    rows = bench(a.file, a.source, a.format, a.readers.split(","), dict(a.selection), a.runs,
-                 a.threads, a.timeout)
+    rows = bench(a.file, a.source, a.format, a.readers.split(","), _resolved_selections(a),
+                 a.runs, a.threads, a.timeout)
     print(report(rows, a.format))
 
 
@@ -267,7 +285,8 @@ def _bench_parser(sub) -> None:
     o.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
     o.add_argument("--readers", required=True, help="comma-separated reader names")
     o.add_argument("--selection", type=_selection, action="append", required=True,
-                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
+                        "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
     o.add_argument("--runs", type=int, default=15, help="alternating runs of each")
     o.add_argument("--threads", type=int, default=1)
     o.add_argument("--timeout", type=float, default=3600.0)
@@ -366,6 +385,70 @@ def _queries_parser(sub) -> None:
     t.set_defaults(func=cmd_tabulate_queries)
 
 
+def cmd_storage(a: argparse.Namespace) -> None:
+    from analysis.measure.onstorage import measure_storage, skipped_profiles
+    from analysis.measure.timing import Stopping
+
+    try:
+        stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
+    except ValueError as exc:
+        raise ConfigError("--repetitions", str(exc)) from None
+    doc = measure_storage(a.file, a.source, a.format, a.variant, a.cluster_size,
+                          a.readers.split(","), _resolved_selections(a),
+                          a.profiles.split(","), a.output, stopping, a.threads, a.timeout,
+                          name=a.name, workdir=a.workdir)
+    for name, why in skipped_profiles(doc).items():
+        print(f"{a.file}: storage profile {name} skipped, not measured: {why}",
+              file=sys.stderr)
+    for r in doc["reads"]:
+        predicted = r.get("predicted_s")
+        print(f"  {r['profile']:<10} {r['reader']:<12} {r['selection']:<6} "
+              f"{r['median_s']:.3f} s" + ("" if predicted is None else
+                                          f" (model {predicted:.3f} s)"), file=sys.stderr)
+
+
+def cmd_tabulate_storage(a: argparse.Namespace) -> None:
+    from analysis.report import plan_record
+    from analysis.report.tables import tabulate_storage
+
+    tabulate_storage(plan_record.load(a.plan), a.storage, a.output, a.provenance)
+
+
+def _storage_parser(sub) -> None:
+    s = sub.add_parser("storage", help="read one file on storage profiles (page cache, "
+                                       "emulated disks, a server over a shaped network)")
+    s.add_argument("file")
+    s.add_argument("--source", required=True, help="the source sample the file was written from")
+    s.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    s.add_argument("--name", help="the config's name of this format (default: --format)")
+    s.add_argument("--variant", required=True)
+    s.add_argument("--cluster-size", type=int, required=True)
+    s.add_argument("--readers", required=True, help="comma-separated reader names")
+    s.add_argument("--selection", type=_selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
+    s.add_argument("--profiles", default="page-cache,hdd",
+                   help="comma-separated: page-cache and names of analysis/measure/storage/"
+                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan)")
+    s.add_argument("--repetitions", type=int, default=5, help="the most timed repetitions")
+    s.add_argument("--min-repetitions", type=int, default=3)
+    s.add_argument("--precision", type=float, default=0.05)
+    s.add_argument("--budget-s", type=float, default=30.0)
+    s.add_argument("--threads", type=int, default=1, help="reader threads")
+    s.add_argument("--workdir", help="where emulated devices keep their images (default: "
+                                     "the temporary directory)")
+    s.add_argument("--timeout", type=float, default=3600.0)
+    s.add_argument("-o", "--output", required=True)
+    s.set_defaults(func=cmd_storage)
+
+    t = sub.add_parser("tabulate-storage", help="the storage table from storage measurements")
+    t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
+    t.add_argument("--storage", nargs="+", required=True, help="records from 'hepfmt storage'")
+    t.add_argument("-o", "--output", required=True, help="output directory for tables")
+    t.add_argument("--provenance", help="where to write its provenance (default: in -o, "
+                                        "storage-provenance.json)")
+    t.set_defaults(func=cmd_tabulate_storage)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true",
@@ -433,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--cluster-size", type=int, required=True)
     m.add_argument("--readers", required=True, help="comma-separated reader names")
     m.add_argument("--selection", type=_selection, action="append", required=True,
-                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
+                        "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
     m.add_argument("--modes", default="cold,warm")
     m.add_argument("--repetitions", type=int, default=30,
                    help="the most timed repetitions per cache mode")
@@ -481,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _metadata_parser(sub)
     _queries_parser(sub)
+    _storage_parser(sub)
     return p
 
 

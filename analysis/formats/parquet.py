@@ -40,6 +40,7 @@ from analysis.formats.base import (
     keep_chunks,
     require_branches,
 )
+from analysis.formats.root.ttree import is_url
 from analysis.samples.source import open_source, read_source_meta
 
 #: The ``statistics`` shorthand as pyarrow writer options (also the metadata study's levels).
@@ -100,9 +101,22 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
         _verify(tmp, out, meta["n_events"], cluster_size, table.num_columns)
 
 
+def open_url(url: str):
+    """A served file as a Python file object for the Arrow-based readers: fsspec's HTTP (or
+    XRootD) file with ``cache_type="none"``, so every range the reader asks for is one request
+    and no read-ahead of fsspec's own hides what the reader does."""
+    import fsspec
+
+    return fsspec.open(url, "rb", cache_type="none").open()
+
+
+def _source(path: str | Path):
+    return open_url(str(path)) if is_url(path) else str(path)
+
+
 def _open(path: str | Path) -> pq.ParquetFile:
     try:
-        return pq.ParquetFile(str(path))
+        return pq.ParquetFile(_source(path))
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"not a readable Parquet file ({exc})") from exc
 
@@ -169,7 +183,7 @@ def _awkward_arrays(path: str, branches: list[str]):
     import awkward as ak
 
     try:
-        return ak.from_parquet(path, columns=branches)
+        return ak.from_parquet(path, columns=branches)  # fsspec opens a URL itself
     except (pa.ArrowException, ValueError) as exc:
         raise InputError(path, f"awkward could not read it: {exc}") from exc
 
@@ -197,7 +211,9 @@ def _polars_chunks(path: str, branches: list[str], threads: int, marks: Marks):
     import polars as pl
 
     try:
-        frame = pl.read_parquet(path, columns=branches)
+        # polars' own HTTP client needs range support XrdHttp does not advertise, so a URL
+        # goes through fsspec's file, which polars reads whole
+        frame = pl.read_parquet(_source(path), columns=branches)
     except pl.exceptions.PolarsError as exc:
         raise InputError(path, f"polars could not read it: {exc}") from exc
     yield frame
@@ -219,10 +235,28 @@ def _prepare_duckdb(threads: int) -> None:
     import duckdb  # noqa: F401
 
 
+def url_refusal(reader: str) -> str | None:
+    """Why ``reader`` cannot read a URL here (None: it can). DuckDB reads HTTP only through
+    its ``httpfs`` extension, which it would download at run time: never done here."""
+    if reader != "duckdb":
+        return None
+    import duckdb
+
+    installed = duckdb.sql("SELECT installed FROM duckdb_extensions() "
+                           "WHERE extension_name = 'httpfs'").fetchall()
+    if installed and installed[0][0]:
+        return None
+    return ("DuckDB reads HTTP only through its httpfs extension, which is not installed and "
+            "would be downloaded at run time")
+
+
 def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
     """A full scan of the selection: DuckDB decodes it into its vectors and hands them over as
     one Arrow table; the file is open once the query is bound (its schema read)."""
     import duckdb
+
+    if is_url(path) and (why := url_refusal("duckdb")):
+        raise InputError(path, why)
 
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
     try:

@@ -24,9 +24,13 @@ from pathlib import Path
 from analysis.errors import VERBOSE, HepfmtError, InputError, VerificationError
 
 
-def spawn(module: str, spec: object, path: str | Path, what: str, timeout: float) -> dict:
-    """Run ``module``'s :func:`child` on ``spec`` in a new interpreter; return its result."""
-    return _run([sys.executable, "-m", module, json.dumps(asdict(spec))], path, what, timeout)
+def spawn(module: str, spec: object, path: str | Path, what: str, timeout: float,
+          wrap: Callable[[list[str]], list[str]] | None = None) -> dict:
+    """Run ``module``'s :func:`child` on ``spec`` in a new interpreter; return its result.
+    ``wrap`` turns the command into the one to run (e.g. one that enters a throttled cgroup
+    first: :meth:`~analysis.measure.storage.blockdev.Device.command`)."""
+    argv = [sys.executable, "-m", module, json.dumps(asdict(spec))]
+    return _run(argv, path, what, timeout, wrap)
 
 
 def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: float) -> object:
@@ -37,11 +41,14 @@ def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: floa
                 timeout)["result"]
 
 
-def _run(cmd: list[str], path: str | Path, what: str, timeout: float) -> dict:
+def _run(cmd: list[str], path: str | Path, what: str, timeout: float,
+         wrap: Callable[[list[str]], list[str]] | None = None) -> dict:
     # the parent's PID in the name: a run that finds it dead removes what a kill left here
     with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [*cmd, str(out)]
+        if wrap is not None:
+            cmd = wrap(cmd)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:

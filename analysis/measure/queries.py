@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import formats, queries, records
+from analysis import queries, records
 from analysis.atomic import write_json
 from analysis.errors import ConfigError, InputError
 from analysis.measure import isolated
@@ -40,6 +40,7 @@ from analysis.measure.reads import (
     process_peak_bytes,
     read_peak_bytes,
     start_read_peak,
+    zip_bytes_of,
 )
 from analysis.measure.timing import summarize
 from analysis.provenance import collect
@@ -183,9 +184,7 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
     if ref["n_events"] != meta["n_events"] or ref["sample"] != meta["sample"]:
         raise InputError(reference, f"is the reference of {ref['sample']} "
                                     f"({ref['n_events']} events), not of {meta['sample']}")
-    zip_by_branch = isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
-                                  {"path": str(path), "module": formats.entry(format_name).module},
-                                  path, "reading its layout", timeout)
+    zip_by_branch = zip_bytes_of(path, format_name, timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     rows = []

@@ -40,8 +40,10 @@ from analysis.atomic import write_json
 from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Marks, Reader
+from analysis.formats.root.ttree import is_url
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
+from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, median_interval, parts_of, repeat, summarize
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
@@ -70,6 +72,12 @@ class ReadSpec:
     min_repetitions: int = 3
     budget_s: float = 60.0
     n_events: int = -1  # entries every scan must read (-1: the source's)
+    #: count what each timed scan asked of storage (:func:`storage_counts`): the kernel's and
+    #: the reader's view always, a block device's (``/dev/loopN``) and an XRootD server's
+    #: (its traced log) where given
+    count_io: bool = False
+    device: str = ""
+    server_log: str = ""
 
     def stopping(self) -> Stopping:
         return Stopping(self.precision, self.budget_s, self.min_repetitions, self.repetitions)
@@ -130,14 +138,50 @@ def verify_read(reader: Reader, spec: ReadSpec, reference: dict) -> None:
             f"{fmt_checksum(reference[bad[0]])}")
 
 
-def timed_scan(reader: Reader, spec: ReadSpec) -> dict:
-    """One timed scan: wall and CPU time, bytes read from storage, and the scan's marks."""
+def _io_snapshot(spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:
+    kernel = counters.proc_io()
+    return {"kernel": {k: kernel[k] for k in ("syscr", "rchar", "read_bytes")},
+            "device": counters.block_device(spec.device) if spec.device else None,
+            "reader": tap.count() if tap else None,
+            "log_offset": Path(spec.server_log).stat().st_size if spec.server_log else 0}
+
+
+def storage_counts(spec: ReadSpec, tap: counters.ReaderTap | None, before: dict) -> dict:
+    """What one scan asked of storage since ``before`` (an :func:`_io_snapshot`), in every
+    view this read has: ``kernel`` (read syscalls and bytes of this process, sockets included;
+    ``read_bytes``: from a block device), ``device`` (requests the loop device served, after
+    readahead and merging), ``reader`` (requests the library issued), ``server`` (round trips,
+    ranges and bytes the XRootD server traced, with the ranges' size quantiles)."""
+    after = _io_snapshot(spec, tap)
+    out: dict[str, object] = {
+        "kernel": {k: after["kernel"][k] - before["kernel"][k] for k in after["kernel"]}}
+    for view in ("device", "reader"):
+        if after[view] is not None:
+            d = after[view] - before[view]
+            out[view] = {"requests": d.requests, "bytes": d.bytes}
+    if tap is not None and tap.why_not:
+        out["reader_missing"] = tap.why_not
+    if spec.server_log:
+        served, _ = counters.xrootd_served(spec.server_log, before["log_offset"])
+        sizes = served.pop("sizes")
+        q = np.quantile(sizes, [0.1, 0.5, 0.9]).tolist() if sizes else [0, 0, 0]
+        out["server"] = {**served, "size_p10": q[0], "size_p50": q[1], "size_p90": q[2],
+                         "size_max": max(sizes, default=0)}
+    return out
+
+
+def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = None) -> dict:
+    """One timed scan: wall and CPU time, bytes read from storage, and the scan's marks (and,
+    with ``spec.count_io``, what it asked of storage: counted outside the clock)."""
     marks = Marks()
+    before = _io_snapshot(spec, tap) if spec.count_io else None
     io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
     entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
     wall = time.perf_counter() - t0
     rep = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
            "disk_read_bytes": io_read_bytes() - io0, "entries": entries, **marks.since(t0)}
+    if before is not None:
+        rep["io"] = storage_counts(spec, tap, before)
     if spec.n_events >= 0 and entries != spec.n_events:
         raise VerificationError(spec.path, f"{spec.reader} scanned {entries} entries, the file "
                                            f"has {spec.n_events}")
@@ -156,6 +200,9 @@ def run_read(spec: ReadSpec) -> dict:
         spec = dataclasses.replace(spec, n_events=int(meta["n_events"]))
     stopping = spec.stopping()
     reader.prepare(spec.threads)
+    # installed before the library opens anything: uproot's and fsspec's counts are per file
+    tap = counters.ReaderTap(reader.library, spec.format, is_url(spec.path)) \
+        if spec.count_io else None
     verify_read(reader, spec, reference)
     baseline_rss, rss_method = start_read_peak()  # the scans' peak, not the proof's
     reader.scan(spec.path, spec.branches, spec.threads, Marks())  # priming scan, untimed
@@ -166,7 +213,7 @@ def run_read(spec: ReadSpec) -> dict:
             ev = evict(spec.path)
             rep.update(pages=ev.pages, resident_before=ev.resident_before,
                        resident_after=ev.resident_after, cold_verified=ev.verified)
-        return {**rep, **timed_scan(reader, spec)}
+        return {**rep, **timed_scan(reader, spec, tap)}
 
     out: dict[str, list[dict]] = {}
     stops: dict[str, dict] = {}
@@ -222,6 +269,15 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
     }
 
 
+def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]:
+    """Compressed bytes of each branch, from the file's own metadata. The file is opened by
+    a library for the first time here: in a child process, where a crash on a corrupt file
+    becomes an error naming it."""
+    return isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
+                         {"path": str(path), "module": formats.entry(format_name).module},
+                         path, "reading its layout", timeout)
+
+
 def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
                  modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
@@ -239,12 +295,7 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    # the file is opened by a library for the first time here: in a child process, where a
-    # crash on a corrupt file becomes an error naming it
-    zip_by_branch = isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
-                                  {"path": str(path),
-                                   "module": formats.entry(format_name).module},
-                                  path, "reading its layout", timeout)
+    zip_by_branch = zip_bytes_of(path, format_name, timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []

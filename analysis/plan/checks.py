@@ -1,11 +1,13 @@
 """The config checks the JSON schema cannot express: names that must exist (processes, format
 adapters, readers, options), variants each format can write (codec levels included), writer
-option values, input files that must be readable, sub-grids inside the grid.
+option values, input files that must be readable, sub-grids inside the grid, selections every
+sample can read.
 
 Snakemake and the CLI both run them (the Snakefile directly, the CLI through
 :func:`analysis.plan.config.validate`), so a config is refused the same way by either, before
-any job, and each error names the offending key. They stay cheap (no ROOT, no event read): the
-Snakefile runs them at every parse.
+any job, and each error names the offending key. They stay cheap (no ROOT, no event read; a
+local input's header is read once per process, for its branch names): the Snakefile runs them at
+every parse.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from analysis import formats
 from analysis.errors import ConfigError, HepfmtError, InputError
-from analysis.plan import metagrid, options
+from analysis.plan import metagrid, options, selections
 from analysis.plan.study import SIDES, adapter, compare_pairs
 from analysis.samples.processes import PROCESSES
 
@@ -26,6 +28,7 @@ def check(config: dict) -> None:
     _formats(config)
     _measure(config)
     _compare(config)
+    selections.per_sample(config)
     metagrid.check(config)
     options.check_parquet(config["metadata"].get("parquet_options", {}),
                           "metadata.parquet_options", {"statistics": "metadata.stats_levels"})

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 
+from analysis.plan import selections as select
+
 
 def _options(flag: str, items: Iterable[tuple[str, str]]) -> str:
     return " ".join(f"{flag} {shlex.quote(f'{k}={v}')}" for k, v in items)
@@ -43,11 +45,14 @@ def writer_options(config: Mapping, fmt: str) -> str:
         (k, yaml.safe_dump(v, default_flow_style=True).strip()) for k, v in opts.items()))
 
 
-def selections(config: Mapping) -> str:
-    """The branch selections to time, as repeated ``--selection NAME=BRANCH,...`` (or ``*``)."""
+def selections(config: Mapping, sample: str) -> str:
+    """The branch selections to time on sample ``sample``'s files, as repeated ``--selection
+    NAME=BRANCH,...`` (or ``*``): resolved against its schema (:mod:`.selections`), or, for a
+    remote sample, as the config writes them, for the measure job to resolve."""
+    resolved = select.for_sample(config, sample)
     return _options("--selection", (
-        (name, b if b == "*" else ",".join(b))
-        for name, b in config["measure"]["selections"].items()))
+        (name, select.to_cli(sel if resolved[name] is None else resolved[name]))
+        for name, sel in config["measure"]["selections"].items()))
 
 
 def metadata_write(config: Mapping) -> str:

@@ -19,6 +19,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import psutil
+
 from analysis.errors import HepfmtError
 
 LOCK = ".hepfmt.lock"
@@ -52,16 +54,6 @@ def hold(results: str | Path) -> None:
     _held.append(fd)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_leftovers(results: str | Path) -> list[Path]:
     """Remove what killed jobs left (call it holding the lock: no live job of this results
     directory can own a temporary file then). Returns what was removed."""
@@ -70,7 +62,7 @@ def remove_leftovers(results: str | Path) -> list[Path]:
         p.unlink(missing_ok=True)
     for d in Path(tempfile.gettempdir()).glob("hepfmt-fresh-*"):
         m = SCRATCH.match(d.name)
-        if m and not _alive(int(m.group(1))):
+        if m and not psutil.pid_exists(int(m.group(1))):
             shutil.rmtree(d, ignore_errors=True)
             gone.append(d)
     return gone

@@ -44,6 +44,10 @@ QUERY = "{results}/queries/" + STEM + ".json"
 QUERY_REFERENCE = "{results}/query_references/{sample}.json"
 QUERY_PROVENANCE = "{results}/tables/queries-provenance.json"
 FIGURE = "{results}/figures/{family}/{name}.{ext}"
+#: Reads of one file on the storage profiles (analysis.measure.onstorage), and the storage
+#: table's own provenance (the `storage` target runs without the read study's tabulate).
+STORAGE = "{results}/storage/" + STEM + ".json"
+STORAGE_PROVENANCE = "{results}/tables/storage-provenance.json"
 
 META_ROOT = "{results}/metadata"
 META = {
@@ -73,6 +77,8 @@ LOGS = {
     "metadata_helper": "metadata/build-helper",
     "metadata_time": "metadata/time/" + META_STEM,
     "metadata_tabulate": "metadata/tabulate",
+    "storage": "storage/" + STEM,
+    "tabulate_storage": "tabulate_storage",
 }
 
 
@@ -116,6 +122,15 @@ def measurement(results: str, spec: Wildcarded | None = None) -> str:
 def query(results: str, spec: Wildcarded | None = None) -> str:
     """The analysis-query measurements of a :func:`written` file."""
     return fill(QUERY, results, _of(spec))
+
+
+def storage(results: str, spec: Wildcarded | None = None) -> str:
+    """The storage-profile reads of a :func:`written` file."""
+    return fill(STORAGE, results, _of(spec))
+
+
+def storage_provenance(results: str) -> str:
+    return fill(STORAGE_PROVENANCE, results)
 
 
 def query_reference(results: str, sample: str | None = None) -> str:

@@ -7,7 +7,7 @@ labels, reader lists, the ROOT / Parquet pairings and the reader standing for ea
 
 from __future__ import annotations
 
-from analysis.plan import study
+from analysis.plan import selections, study
 
 
 def record(config: dict) -> dict:
@@ -18,10 +18,14 @@ def record(config: dict) -> dict:
       ``variants`` and timed ``readers`` (the format's default reader first);
     * ``pairs``: the ROOT / Parquet pairings, each a ``label`` and per side (``ttree``,
       ``parquet``) the ``format``, ``variant`` and ``reader`` of its ratio;
-    * ``selections``: each branch selection's ``name`` and ``branches`` (a list, or ``"*"``);
+    * ``selections``: each branch selection's ``name``, ``branches`` as the config writes
+      them (a list, or ``"*"``) and ``resolved``: per sample, the branches its reads read (None
+      for a remote sample: its measure job resolves them);
     * ``threads``: the reader thread counts timed;
+    * ``mix_kinds``: whether real and synthetic samples are averaged together (``tabulate``);
     * ``config``: the config itself, which the tables' provenance hashes.
     """
+    resolved = selections.per_sample(config)
     return {
         "formats": [{"name": name, "label": study.label(config, name),
                      "adapter": study.adapter(config, name),
@@ -29,8 +33,10 @@ def record(config: dict) -> dict:
                     for name, fcfg in config["formats"].items()],
         "pairs": [{"label": p.label, **{side: getattr(p, side)._asdict() for side in study.SIDES}}
                   for p in study.compare_pairs(config)],
-        "selections": [{"name": str(name), "branches": branches} for name, branches in
-                       config.get("measure", {}).get("selections", {}).items()],
+        "selections": [{"name": str(name), "branches": branches,
+                        "resolved": {sample: r[name] for sample, r in resolved.items()}}
+                       for name, branches in config["measure"]["selections"].items()],
         "threads": study.thread_counts(config),
+        "mix_kinds": bool(config.get("tabulate", {}).get("mix_kinds", False)),
         "config": config,
     }

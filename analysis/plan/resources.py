@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from analysis.codec import Variant
-from analysis.plan import study
+from analysis.plan import selections, study
 
 #: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file).
 NANOAOD_BRANCHES = 1499
@@ -172,9 +172,11 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
         m = config["measure"]
         plan = study.read_plan(config) if read_plan is None else read_plan
         readers = study.file_readers(plan, study.spec_of(config, wildcards))
+        resolved = selections.for_sample(config, wildcards["sample"])
         return measure(sample_events(config, wildcards["sample"]), branches,
                        len(readers) * len(study.thread_counts(config)),
-                       [branches if b == "*" else len(b) for b in m["selections"].values()],
+                       [branches if sel == "*" else len(resolved[name] or sel)
+                        for name, sel in m["selections"].items()],
                        1 + m["repetitions"] * len(m["modes"]))
     if rule == "tabulate":
         n_files = len(config["samples"]) * len(config["cluster_sizes"]) * sum(

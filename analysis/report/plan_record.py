@@ -52,6 +52,17 @@ def selections(plan: dict) -> dict[str, list[str] | str]:
     return {s["name"]: s["branches"] for s in plan["selections"]}
 
 
+def resolved(plan: dict) -> dict[str, dict[str, list[str] | str | None]]:
+    """Selection name -> sample -> the branches read (``"*"``: all; None: not known to the
+    plan, a remote sample's). A record from before per-sample selections has none."""
+    return {s["name"]: s.get("resolved", {}) for s in plan["selections"]}
+
+
+def mix_kinds(plan: dict) -> bool:
+    """Whether real and synthetic samples are averaged together (``tabulate.mix_kinds``)."""
+    return bool(plan.get("mix_kinds", False))
+
+
 def pair_labels(plan: dict) -> list[str]:
     """The pairings' labels in config order (a label given twice counts once)."""
     return list(dict.fromkeys(p["label"] for p in plan["pairs"]))

@@ -4,6 +4,8 @@ marked with †."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import pandas as pd
 
 from analysis.report.documents import Section
@@ -111,3 +113,99 @@ def ratio_sections(ratios: pd.DataFrame) -> list[Section]:
         sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache{th}",
                          _pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
     return sections
+
+
+def per_kind(make: Callable[..., list[Section]], *tables: pd.DataFrame) -> list[Section]:
+    """``make``'s sections once per sample kind, each heading naming it, when the tables hold
+    real and synthetic samples apart (a ``kind`` column); else ``make``'s sections as they are."""
+    if "kind" not in tables[0]:
+        return make(*tables)
+    out: list[Section] = []
+    for kind in tables[0].kind.unique():
+        mine = [t[t.kind == kind].drop(columns="kind") if "kind" in t else t for t in tables]
+        out += [(f"{kind.capitalize()} samples: {heading}", body)
+                for heading, body in make(*mine)]
+    return out
+
+
+def _sample_name(sample: str, kind: str) -> str:
+    return f"{sample} (real)" if kind == "real" else sample
+
+
+def sample_sections(samples: pd.DataFrame,
+                    resolved: Mapping[str, Mapping[str, list[str] | str | None]]) -> list[Section]:
+    """Each sample apart: what it is, its normalized size in every file, the branches each
+    selection read in it (they differ where the samples' schemas do: MET_pt or PFMET_pt)."""
+    first = samples.drop_duplicates("sample")
+    names = dict(zip(first["sample"], map(_sample_name, first["sample"], first.kind),
+                     strict=True))
+    sections: list[Section] = [(
+        "Samples (real = imported from a NanoAOD file; synthetic = generated from the value "
+        "model)", first[["sample", "kind", "process", "n_events"]].reset_index(drop=True))]
+    size = samples.assign(sample=samples["sample"].map(names))
+    p = size.pivot_table(index=["format", "variant", "cluster_size"], columns="sample",
+                         values="normalized_size", aggfunc="first").round(3)
+    sections.append(("Normalized size per sample",
+                     p[[names[s] for s in first["sample"]]].reset_index()))
+    known = {sel: per_sample for sel, per_sample in resolved.items() if per_sample}
+    if known:  # (a plan record from before per-sample selections has none)
+        rows = []
+        for sample in first["sample"]:
+            row = {"sample": names[sample]}
+            for sel, per_sample in known.items():
+                branches = per_sample.get(sample)
+                row[sel] = ("all branches" if branches == "*" else
+                            "resolved by its measure job (a remote file)" if branches is None
+                            else ", ".join(branches))
+            rows.append(row)
+        sections.append(("Branches read by each selection", pd.DataFrame(rows)))
+    return sections
+
+
+def _seconds(measured: float, extra: float | None, predicted: float | None) -> str:
+    """``2.319 (+0.506; model 0.083)``: the time, what it took above the page cache's, and the
+    model's storage time, which leaves CPU out and so predicts the part in brackets."""
+    if pd.isna(measured):
+        return ""
+    if predicted is None or pd.isna(predicted):
+        return f"{measured:.3f}"
+    above = "" if extra is None or pd.isna(extra) else f"{extra:+.3f}; "
+    return f"{measured:.3f} ({above}model {predicted:.3f})"
+
+
+def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
+                     skipped: pd.DataFrame) -> list[Section]:
+    """Per selection: time per profile with the cost model's prediction in brackets, then
+    requests × mean size per read as the model was given them; the ROOT / Parquet time ratios
+    per profile; every skipped profile or read with its reason. ``means``: per-sample medians
+    averaged over samples (:func:`analysis.report.tables.storage_means`)."""
+    out: list[Section] = []
+    if not means.empty:
+        for sel, part in means.groupby("selection", sort=False):
+            part = part.assign(
+                time=[_seconds(a, extra, b) + ("" if v is not False else " †")
+                      for a, extra, b, v in zip(part.median_s, part.storage_s,
+                                                part.predicted_s, part.verified, strict=True)],
+                asked=[("" if pd.isna(r) else f"{r:.0f} × {b / r / 1e3:.0f} kB ({v})")
+                       if r else "" for r, b, v in zip(part.requests, part.bytes, part.view,
+                                                      strict=True)])
+            for value, title in (("time", "time, s (above the page cache's; the cost model's "
+                                          "prediction of that)"),
+                                 ("asked", "requests × mean size (counted by)")):
+                table = part.pivot(index=["file", "reader"], columns="profile",
+                                   values=value)[list(dict.fromkeys(part.profile))]
+                table = table.reset_index()
+                table.columns.name = None
+                out.append((f"{sel}: {title}", table.fillna("")))
+    if not ratios.empty:
+        r = ratios.assign(ratio=[_pm(a, b, 2) for a, b in zip(ratios["mean"], ratios["std"],
+                                                                strict=True)])
+        table = r.pivot(index=["selection", "root", "parquet"], columns="profile",
+                        values="ratio").reset_index()
+        table.columns.name = None
+        out.append(("ROOT time / Parquet time per profile (above 1: Parquet faster)", table))
+    if not skipped.empty:
+        out.append(("Skipped: never measured", skipped[
+            ["sample", "format", "variant", "profile", "reader", "selection", "reason"]]
+            .drop_duplicates(["format", "profile", "reader", "reason"]).fillna("")))
+    return out

@@ -11,7 +11,13 @@
 * ``groups``: compressed bytes per event of each branch group;
 * ``formats``: one row per format × variant × reader at the largest measured cluster size:
   normalised size, warm and cold read time per selection and the reader's peak memory, the
-  table a user picks a format from.
+  table a user picks a format from;
+* ``samples``: every sample apart, real (imported) ones marked: normalised size per format ×
+  variant × cluster size, and the branches each selection read in it.
+
+A mean over samples of different kinds (real NanoAOD and synthetic samples) describes neither,
+so a study with both tabulates each kind apart (a ``kind`` column first) unless its config asks
+to mix them (``tabulate.mix_kinds``).
 
 Formats are the config's names (``ttree_nooffsets``); ``adapter`` and ``label`` columns, from the
 plan record, say what each one is. A cold figure whose eviction was not verified by mincore has
@@ -40,6 +46,10 @@ RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "mode", "thre
 RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified"]
 
 _BASE = ("sample", "process", *KEYS, "n_events", "provenance")
+#: The ``process`` of a sample imported from a real file (``hepfmt import``); others are
+#: generated, "synthetic".
+REAL = "real"
+KINDS = ("real", "synthetic")
 
 
 def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
@@ -217,9 +227,50 @@ def with_labels(plan: dict, df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def kind_of(process: pd.Series) -> pd.Series:
+    """``real`` for a sample imported from a file, ``synthetic`` for a generated one."""
+    return process.map(lambda p: KINDS[0] if p == REAL else KINDS[1])
+
+
+def sample_table(sizes: pd.DataFrame) -> pd.DataFrame:
+    """One row per sample × format × variant × cluster size: nothing averaged."""
+    cols = ["sample", "kind", "process", *KEYS, "n_events", "file_bytes", "naive_bytes",
+            "normalized_size", "normalized_size_no_triggers"]
+    return (sizes.assign(kind=kind_of(sizes.process))[cols]
+            .sort_values([*KEYS, "sample"]).reset_index(drop=True))
+
+
+def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The tables that average over samples."""
+    st = size_table(sizes)
+    rt = read_table(reads) if not reads.empty else pd.DataFrame()
+    return {"size": st, "groups": group_table(sizes), "reads": rt,
+            "ratios": ratio_table(plan, sizes, reads), "formats": format_table(st, rt)}
+
+
+def summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """:func:`_summaries` over every sample, or, for a study of real and synthetic samples that
+    does not ask to mix them, over each kind apart, a ``kind`` column first."""
+    kinds = kind_of(sizes.process)
+    if plan_record.mix_kinds(plan) or kinds.nunique() < 2:
+        return _summaries(plan, sizes, reads)
+    read_kinds = kind_of(reads.process) if not reads.empty else pd.Series(dtype=str)
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for kind in KINDS:
+        mine = _summaries(plan, sizes[kinds == kind],
+                          reads[read_kinds == kind] if not reads.empty else reads)
+        for name, df in mine.items():
+            if not df.empty:
+                parts.setdefault(name, []).append(df.assign(kind=kind))
+    return {name: (pd.concat(parts[name], ignore_index=True)[
+                ["kind", *(c for c in parts[name][0].columns if c != "kind")]]
+                   if name in parts else pd.DataFrame())
+            for name in ("size", "groups", "reads", "ratios", "formats")}
+
+
 def tabulate(plan: dict, size_files: Iterable[str | Path], read_files: Iterable[str | Path],
              out_dir: str | Path, provenance_path: str | Path | None = None) -> dict:
-    """Every table of the study from its size records and read measurements, as CSV and (four
+    """Every table of the study from its size records and read measurements, as CSV and (five
     of them) as Markdown + HTML documents; returns the provenance it wrote."""
     out = Path(out_dir)
     sizes, size_provs = load_sizes(size_files)
@@ -229,22 +280,162 @@ def tabulate(plan: dict, size_files: Iterable[str | Path], read_files: Iterable[
     prov = merged_provenance(plan["config"], out, size_provs + read_provs, len(sizes), reads)
     lines = provenance_lines(prov)
 
-    st = size_table(sizes)
-    gt = group_table(sizes)
-    rt = read_table(reads) if not reads.empty else pd.DataFrame()
-    ratios = ratio_table(plan, sizes, reads)
-    ft = format_table(st, rt)
+    t = summaries(plan, sizes, reads)
+    st, gt, rt, ratios, ft = (t[n] for n in ("size", "groups", "reads", "ratios", "formats"))
+    samples = sample_table(sizes)
     for name, df in (("size", st), ("groups", gt), ("reads", rt), ("ratios", ratios),
-                     ("repetitions", reps), ("formats", ft)):
+                     ("repetitions", reps), ("formats", ft), ("samples", samples)):
         write_csv(with_labels(plan, df), out / f"{name}.csv", lines)
 
-    write_doc("Normalized size (file bytes / naive bytes)", sections.size_sections(st, gt),
-              out / "size.md", lines)
+    write_doc("Normalized size (file bytes / naive bytes)",
+              sections.per_kind(sections.size_sections, st, gt), out / "size.md", lines)
     write_doc("Read time (per sample: median of repetitions; mean ± std over samples)",
-              sections.read_sections(rt), out / "reads.md", lines)
+              sections.per_kind(sections.read_sections, rt), out / "reads.md", lines)
     write_doc("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
-              sections.ratio_sections(ratios), out / "ratios.md", lines)
-    write_doc("Formats side by side", sections.format_sections(with_labels(plan, ft)),
+              sections.per_kind(sections.ratio_sections, ratios), out / "ratios.md", lines)
+    write_doc("Formats side by side",
+              sections.per_kind(sections.format_sections, with_labels(plan, ft)),
               out / "formats.md", lines)
+    write_doc("Samples one by one (normalized size: file bytes / naive bytes)",
+              sections.sample_sections(with_labels(plan, samples),
+                                       plan_record.resolved(plan)),
+              out / "samples.md", lines)
     write_json(provenance_path or out / "provenance.json", prov)
+    return prov
+
+
+# ---- storage profiles (``hepfmt storage`` records; the ``storage`` target) --------------------
+
+#: One storage read: a file, where it was read from, how, and which branches.
+STORAGE_KEYS = ["sample", *KEYS, "profile", "reader", "selection"]
+STORAGE_COLUMNS = [
+    "adapter", "status", "mode", "cold_verified", "median_s", "page_cache_s", "storage_s",
+    "predicted_s", "predicted_bound", "counted_by", "requests", "bytes", "mb_per_s_compressed",
+    "events_per_s", "kernel_syscr", "kernel_rchar", "kernel_read_bytes", "device_requests",
+    "device_bytes", "reader_requests", "reader_bytes", "server_requests", "server_ranges",
+    "server_bytes", "server_size_p10", "server_size_p50", "server_size_p90", "n",
+    "reason"]
+
+
+def load_storage(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
+    """Every storage read of the records, and one row per profile or reader that was skipped
+    (``status`` skipped, with the ``reason``): a skip is shown, never dropped."""
+    rows, provs = [], []
+    for path in paths:
+        doc = records.load(path, (*_BASE, "profiles", "reads", "skipped_reads"),
+                           "storage measurement (from 'hepfmt storage')")
+        provs.append(doc["provenance"])
+        base = {k: doc[k] for k in ("sample", "process", *KEYS, "adapter", "n_events",
+                                    "file_bytes")}
+        for r in doc["reads"]:
+            counted_by, requests, nbytes = _asked(r)
+            rows.append({**base, **{k: v for k, v in r.items() if k != "repetitions"},
+                         "status": "measured", "counted_by": counted_by,
+                         "requests": requests, "bytes": nbytes})
+        for name, p in doc["profiles"].items():
+            if p["status"] == "skipped":
+                rows.append({**base, "profile": name, "status": "skipped",
+                             "reason": p["reason"]})
+        rows += [{**base, **s, "status": "skipped"} for s in doc["skipped_reads"]]
+    return pd.DataFrame(rows), provs
+
+
+def _asked(read: dict) -> tuple[str, float, float]:
+    """(view, requests, bytes) a storage read is tabulated with: what the cost model was given
+    (:func:`analysis.measure.onstorage.model_input`); from the page cache, which has no model,
+    the reader's own count, else the kernel's read syscalls."""
+    if "model_requests" in read:
+        return read["model_view"], read["model_requests"], read["model_bytes"]
+    if read.get("reader_requests") is not None:
+        return "reader", read["reader_requests"], read["reader_bytes"]
+    return "syscalls", read["kernel_syscr"], read["kernel_rchar"]
+
+
+def storage_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per sample × file × profile × reader × selection: time, throughput, what the
+    read asked of storage in each view, the cost model's prediction from the view it is
+    given (``model_view``) and ``storage_s``, the time above the same read from the page
+    cache: what the prediction is to be compared with (the model leaves CPU out)."""
+    if rows.empty:
+        return pd.DataFrame(columns=[*STORAGE_KEYS, *STORAGE_COLUMNS])
+    t = rows.copy()
+    for col in STORAGE_COLUMNS:
+        if col not in t:
+            t[col] = None
+    warm = t[(t["profile"] == "page-cache") & (t["status"] == "measured")]
+    warm = warm[[k for k in STORAGE_KEYS if k != "profile"] + ["median_s"]].rename(
+        columns={"median_s": "page_cache_s"})
+    t = t.drop(columns="page_cache_s").merge(
+        warm, on=[k for k in STORAGE_KEYS if k != "profile"], how="left")
+    t["storage_s"] = t["median_s"] - t["page_cache_s"]
+    t.loc[t["profile"] == "page-cache", "storage_s"] = None
+    # profiles stay in the order measured (the config's): page cache, then slower storage
+    return t[[*STORAGE_KEYS, *STORAGE_COLUMNS]].sort_values(
+        [k for k in STORAGE_KEYS if k != "profile"], kind="stable").reset_index(drop=True)
+
+
+def storage_ratios(t: pd.DataFrame) -> pd.DataFrame:
+    """ROOT time / Parquet time per profile and selection: each ROOT file × reader against
+    each Parquet file × reader of the same sample (per sample, then mean ± std); above 1,
+    Parquet is faster there."""
+    m = t[t["status"] == "measured"]
+    root = m[m["adapter"].isin(["ttree", "rntuple"])]
+    parquet = m[m["adapter"] == "parquet"]
+    on = ["sample", "profile", "selection"]
+    pairs = root.merge(parquet, on=on, suffixes=("_root", "_parquet"))
+    if pairs.empty:
+        return pd.DataFrame(columns=["profile", "selection", "root", "parquet", "mean", "std",
+                                     "n_samples"])
+    pairs["root"] = pairs["format_root"] + "/" + pairs["variant_root"] + " " + \
+        pairs["reader_root"]
+    pairs["parquet"] = pairs["format_parquet"] + "/" + pairs["variant_parquet"] + " " + \
+        pairs["reader_parquet"]
+    pairs["ratio"] = pairs["median_s_root"] / pairs["median_s_parquet"]
+    out = pairs.groupby(["profile", "selection", "root", "parquet"], sort=False)["ratio"].agg(
+        ["mean", "std", "count"]).reset_index().rename(columns={"count": "n_samples"})
+    return out.fillna({"std": 0.0})
+
+
+def storage_means(t: pd.DataFrame) -> pd.DataFrame:
+    """The measured storage reads per file × reader × selection × profile, per-sample
+    figures averaged over samples; ``verified``: every cold read verified cold (None: not
+    a cold read)."""
+    m = t[t["status"] == "measured"].copy()
+    if m.empty:
+        return pd.DataFrame()
+    m["file"] = m["format"] + " " + m["variant"] + " c" + m["cluster_size"].astype(str)
+    return m.groupby(["file", "reader", "selection", "profile"], sort=False).agg(
+        median_s=("median_s", "mean"), predicted_s=("predicted_s", "mean"),
+        storage_s=("storage_s", "mean"), requests=("requests", "mean"),
+        bytes=("bytes", "mean"), view=("counted_by", "first"),
+        verified=("cold_verified", all_verified)).reset_index()
+
+
+def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: str | Path,
+                     provenance_path: str | Path | None = None) -> dict:
+    """``tables/storage.{csv,md,html}`` (and ``storage-ratios.csv``) and their provenance;
+    returns the provenance."""
+    out = Path(out_dir)
+    storage_files = list(storage_files)
+    if not storage_files:
+        raise InputError(out, "no storage measurements to tabulate")
+    rows, provs = load_storage(storage_files)
+    t = storage_table(rows)
+    measured = t[t["status"] == "measured"]
+    prov = merged_provenance(plan["config"], out, provs, len(storage_files),
+                             measured if not measured.empty else pd.DataFrame({"n": []}))
+    counts = (f"{len(storage_files)} files; {len(measured)} storage reads of "
+              f"{prov['repetitions']} timed repetitions each (after one untimed verified "
+              f"read); {int((t['status'] == 'skipped').sum())} profiles or reads skipped "
+              "(reason in the table)")
+    lines = provenance_lines(prov, counts)
+    ratios = storage_ratios(t)
+    write_csv(with_labels(plan, t), out / "storage.csv", lines)
+    write_csv(ratios, out / "storage-ratios.csv", lines)
+    write_doc("Reads on storage profiles: time, requests and bytes, the cost model beside "
+              "the measurement", sections.storage_sections(storage_means(t), ratios,
+                                                 t[t["status"] == "skipped"]),
+              out / "storage.md",
+              lines)
+    write_json(provenance_path or out / "storage-provenance.json", prov)
     return prov

@@ -22,9 +22,9 @@ def _forbid_during_timing(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> 
     inside: list[int] = []
     real = reads.timed_scan
 
-    def timed(reader, spec):
+    def timed(reader, spec, *args):
         before = len(calls)
-        rep = real(reader, spec)
+        rep = real(reader, spec, *args)
         inside.append(len(calls) - before)
         return rep
 

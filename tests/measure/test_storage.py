@@ -343,3 +343,130 @@ def test_wan_latency_through_toxiproxy(served, source_meta: dict, selection) -> 
           f"({predicted.bound}-bound)")
     assert got["checksums"] == {b: tuple(source_meta["checksums"][b]) for b in selection}
     assert got["wall_s"] >= got["requests"] * wan.latency_s
+
+
+# ---- a measurement on storage profiles (analysis.measure.onstorage) ---------------------------
+
+
+def _measure(written, source: Path, fmt: str, variant: str, readers: list[str],
+             selections: dict, names: list[str], out: Path, workdir: Path) -> dict:
+    from analysis.measure.onstorage import measure_storage
+    from analysis.measure.timing import Stopping
+
+    return measure_storage(written(fmt, variant), source, fmt, variant, 250, readers,
+                           selections, names, out, Stopping(max_repetitions=3),
+                           workdir=workdir)
+
+
+def _nothing_left(ledger_root: Path) -> None:
+    """No ledger, mount, loop device or cgroup of hepfmt's storage is left behind."""
+    assert list(ledger_root.glob("*.jsonl")) == []
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    assert not [m for m in mounts if "hepfmt-" in m]
+    images = [b.read_text() for b in Path("/sys/block").glob("loop*/loop/backing_file")]
+    assert not [i for i in images if "hepfmt-" in i]
+    for parent in (blockdev.CGROUP_V1, blockdev.CGROUP_V2):
+        assert not list(parent.glob("hepfmt-*"))
+
+
+def test_a_profile_that_cannot_be_set_up_is_skipped_not_measured(
+        written, source: Path, selection, tmp_path: Path, ledger_root: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_loop_devices() -> int:
+        raise Unavailable("the kernel offers no loop devices (/dev/loop-control is missing)")
+
+    monkeypatch.setattr(blockdev, "check_support", no_loop_devices)
+    doc = _measure(written, source, "parquet", "zstd-3", ["pyarrow"], {"ten": selection},
+                   ["page-cache", "hdd", "lan"], tmp_path / "out.json", tmp_path)
+    status = {k: v["status"] for k, v in doc["profiles"].items()}
+    assert status == {"page-cache": "measured", "hdd": "skipped", "lan": "skipped"}
+    assert "loop devices" in doc["profiles"]["hdd"]["reason"]
+    assert "resolution" in doc["profiles"]["lan"]["reason"]  # 0.2 ms: Toxiproxy has 1 ms
+    assert {r["profile"] for r in doc["reads"]} == {"page-cache"}
+    assert json.loads((tmp_path / "out.json").read_text())["profiles"]["hdd"]["status"] \
+        == "skipped"
+    read = doc["reads"][0]
+    assert read["kernel_syscr"] > 0 and "predicted_s" not in read  # no model of memory
+    _nothing_left(ledger_root)
+
+
+def test_reads_on_an_emulated_disk_pay_its_cap(written, source: Path, tmp_path: Path,
+                                              ledger_root: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _device_or_skip()
+    cap = 2e6
+    monkeypatch.setitem(profiles.PROFILES, "test-block", _block_profile(cap, 10_000))
+    doc = _measure(written, source, "parquet", "zstd-3", ["pyarrow"], {"all": "*"},
+                   ["test-block"], tmp_path / "out.json", tmp_path)
+    (read,) = doc["reads"]
+    assert read["mode"] == "cold" and read["cold_verified"]
+    for rep in read["repetitions"]:
+        served = rep["io"]["device"]["bytes"]
+        print(f"\ncold pyarrow read at {cap / 1e6:.0f} MB/s: {rep['wall_s']:.3f} s, device "
+              f"served {rep['io']['device']['requests']} requests, {served} B; model "
+              f"{read['predicted_s']:.3f} s")
+        assert served > 0  # from the device, not the page cache
+        assert rep["wall_s"] >= served / cap - THROTTLE_SLICE_S
+    assert read["model_view"] == "device" and read["predicted_s"] > 0
+    _nothing_left(ledger_root)
+
+
+def test_reads_through_xrootd_verify_as_locally(written, source: Path, selection,
+                                                tmp_path: Path, ledger_root: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same checksums as the source (each read's untimed proof), through a proxy."""
+    _server_or_skip()
+    from analysis.measure.storage import shaping
+
+    try:
+        shaping.find_binary()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    near = Profile("test-remote", "remote", bandwidth_bps=1e9, latency_s=2e-3)
+    monkeypatch.setitem(profiles.PROFILES, near.name, near)
+    for fmt, variant, readers in (("ttree", "zstd-5", ["rdf", "uproot"]),
+                                  ("parquet", "zstd-3", ["pyarrow", "duckdb"])):
+        doc = _measure(written, source, fmt, variant, readers, {"ten": selection},
+                       [near.name], tmp_path / f"{fmt}.json", tmp_path)
+        assert doc["profiles"][near.name]["status"] == "measured"
+        skipped = {s["reader"]: s["reason"] for s in doc["skipped_reads"]}
+        measured = {r["reader"]: r for r in doc["reads"]}
+        assert set(skipped) | set(measured) == set(readers)
+        assert "rdf" in skipped or "rdf" not in readers  # RDataFrame 6.40 cannot open root://
+        for reader, r in measured.items():
+            print(f"\n{fmt} {reader} over {r['url'].split(':')[0]}: {r['median_s']:.3f} s, "
+                  f"reader {r.get('reader_requests')} requests, server "
+                  f"{r['server_requests']} requests / {r['server_bytes']} B")
+            assert r["server_requests"] > 0 and r["reader_requests"] > 0
+            # each round trip pays the profile's latency
+            assert r["median_s"] >= r["model_requests"] * near.latency_s
+    _nothing_left(ledger_root)
+
+
+def test_nothing_is_left_when_a_read_fails(written, source: Path, tmp_path: Path,
+                                           ledger_root: Path) -> None:
+    from analysis.errors import HepfmtError
+
+    names = []
+    try:
+        blockdev.check_support()
+        names.append("hdd")
+    except Unavailable:
+        pass
+    try:
+        from analysis.measure.storage import shaping
+        from analysis.measure.storage.servers import XRootDServer
+
+        XRootDServer()
+        shaping.find_binary()
+        names.append("wan")
+    except Unavailable:
+        pass
+    if not names:
+        pytest.skip("neither an emulated disk nor a served file can be set up here")
+    for name in names:
+        with pytest.raises(HepfmtError, match="read on"):
+            _measure(written, source, "parquet", "zstd-3", ["pyarrow"],
+                     {"bad": ["NoSuchBranch"]}, [name], tmp_path / "out.json", tmp_path)
+        assert not (tmp_path / "out.json").exists()
+        _nothing_left(ledger_root)

@@ -10,7 +10,7 @@ from analysis.plan import commands
 def _config(**sample) -> dict:
     return {"model": "my models/nano.json", "samples": {"A": sample},
             "formats": {"parquet": {"options": {"data_page_version": "2.0", "statistics": "page"}}},
-            "measure": {"selections": {"ten": ["nMuon", "Muon_pt"], "all": "*"}},
+            "measure": {"selections": {"ten": ["nMuon", ["MET_pt", "PFMET_pt"]], "all": "*"}},
             "metadata": {"row_groups": 2, "rows_per_group": 10, "seed": 1,
                          "parquet_options": {"data_page_size": 1048576}}}
 
@@ -37,8 +37,10 @@ def test_writer_options_keep_their_yaml_quotes() -> None:
 
 
 def test_selections_and_optional_flags_are_single_words() -> None:
-    assert shlex.split(commands.selections(_config())) == [
-        "--selection", "ten=nMuon,Muon_pt", "--selection", "all=*"]
+    # a remote sample's selections go as the config writes them: its measure job resolves them
+    remote = _config(file="root://eos/x.root")
+    assert shlex.split(commands.selections(remote, "A")) == [
+        "--selection", "ten=nMuon,MET_pt|PFMET_pt", "--selection", "all=*"]
     assert shlex.split(commands.flag("--source", ["a b/s.arrow"])) == ["--source", "a b/s.arrow"]
     assert commands.flag("--source", []) == ""
     assert shlex.split(commands.metadata_write(_config())) == [

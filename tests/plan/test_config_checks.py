@@ -173,24 +173,24 @@ def test_a_sample_file_that_is_not_an_input_is_refused(tmp_path: Path, content: 
     assert problem in message
 
 
-def test_a_sample_file_is_checked_by_its_magic_only(tmp_path: Path) -> None:
-    """ROOT's magic is enough here (the import job opens the tree); a Parquet file's footer
-    also gives its events, so a cluster size above them is refused."""
+def test_a_sample_file_is_checked_by_its_header(tmp_path: Path) -> None:
+    """A file's branch names are read before any job (the selections are resolved with them),
+    its events are not; a Parquet file's footer also gives its events, so a cluster size above
+    them is refused."""
     c = _base()
     root_file = tmp_path / "real.root"
     root_file.write_bytes(b"root" + bytes(100))
     c["samples"]["real"] = {"file": str(root_file)}
-    cfg.validate(c)
+    assert _refused(c).startswith("config key 'samples.real.file': ")
 
     parquet_file = tmp_path / "real.parquet"
     pq.write_table(pa.table({"nMuon": pa.array(range(700), pa.int32())}), parquet_file)
     c = _base()
     c["samples"]["real"] = {"file": str(parquet_file)}
+    c["measure"]["selections"] = {"muons": ["nMuon"]}
     assert _refused(c).startswith(
         "config key 'cluster_sizes[1]': 1500 is above the 700 events of sample 'real'")
-    c = _base()
     c["cluster_sizes"] = [500]
-    c["samples"]["real"] = {"file": str(parquet_file)}
     cfg.validate(c)
 
 

@@ -17,6 +17,8 @@ rule query_reference:
         meta=paths.source_meta(RESULTS),
     output:
         paths.query_reference(RESULTS),
+    params:
+        tasks=QUERY_TASKS,
     log:
         paths.log(RESULTS, "query_reference"),
     threads: 1
@@ -26,7 +28,7 @@ rule query_reference:
     conda:
         "../../envs/root.yaml"
     shell:
-        "hepfmt query-reference {input.arrow:q} --tasks {QUERY_TASKS} -o {output:q} "
+        "hepfmt query-reference {input.arrow:q} --tasks {params.tasks} -o {output:q} "
         "> {log:q} 2>&1"
 
 
@@ -40,6 +42,7 @@ rule query:
         paths.query(RESULTS),
     params:
         engines=lambda wc: ",".join(QUERY_PLAN[study.spec_of(config, wc)]),
+        tasks=QUERY_TASKS,
         adapter=lambda wc: study.adapter(config, wc.format),
         modes=",".join(config["measure"]["modes"]),
         repetitions=config["measure"]["repetitions"],
@@ -61,7 +64,7 @@ rule query:
         "hepfmt query {input.data:q} --source {input.arrow:q} --reference {input.reference:q} "
         "--format {params.adapter:q} --name {wildcards.format:q} "
         "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} "
-        "--engines {params.engines:q} --tasks {QUERY_TASKS} --modes {params.modes:q} "
+        "--engines {params.engines:q} --tasks {params.tasks} --modes {params.modes:q} "
         "--repetitions {params.repetitions} --threads {params.threads} {params.scheduler} "
         "--timeout {params.timeout} -o {output:q} > {log:q} 2>&1"
 

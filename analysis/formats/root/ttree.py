@@ -201,11 +201,27 @@ def _prepare_rdf(threads: int) -> None:
         ROOT.EnableImplicitMT(threads)
 
 
+def is_url(path: str | Path) -> bool:
+    """A remote file (``root://``, ``http://``): ROOT and uproot open it through their own
+    network clients, so it is not a local path to check."""
+    return "://" in str(path)
+
+
+def url_refusal(reader: str) -> str | None:
+    """Why ``reader`` cannot read a URL (None: it can). RDataFrame opens a file given by name
+    with mode ``READ_WITHOUT_GLOBALREGISTRATION``, which ROOT 6.40's ``TFile::Open`` hands to
+    a local ``TFile`` instead of its XRootD plug-in, so it finds no ``root://`` file."""
+    if reader == "rdf":
+        return ("RDataFrame 6.40 opens a file by name with mode READ_WITHOUT_GLOBALREGISTRATION, "
+                "which TFile::Open does not pass to its XRootD plug-in: root:// fails")
+    return None
+
+
 def _compiled(function: str, library: str, path: str, *args):
     """``hepfmt::<function>(path, tree, *args)`` of the compiled readers, its C++ exceptions
     turned into an error naming the file."""
     ROOT = root(READERS)
-    if not Path(path).is_file():
+    if not is_url(path) and not Path(path).is_file():
         raise InputError(path, "no such file")
     try:
         return getattr(ROOT.hepfmt, function)(str(path), TREE, *args)
@@ -229,8 +245,11 @@ def compiled_reader(name: str, loop: str, library: str) -> Reader:
         return {b: (int(flat[2 * i]), int(flat[2 * i + 1])) for i, b in enumerate(branches)}
 
     def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
-        st = os.stat(path) if Path(path).is_file() else None
-        ends = _cluster_ends(path, st.st_mtime_ns, st.st_size) if st else []
+        if is_url(path):  # read once per process too: a served file does not change under it
+            ends = _cluster_ends(path, 0, 0)
+        else:
+            st = os.stat(path) if Path(path).is_file() else None
+            ends = _cluster_ends(path, st.st_mtime_ns, st.st_size) if st else []
         got = list(_compiled(f"{loop}_scan", library, path, branches, ends))
         marks.opened(got[0])
         for entries, at in zip(got[1::2], got[2::2], strict=True):

@@ -79,3 +79,102 @@ class CountingFile:
 
     def __exit__(self, *exc: object) -> None:
         self._f.close()
+
+
+def xrootd_served(log: str | Path, offset: int = 0) -> tuple[dict, int]:
+    """What an XRootD server traced (``xrootd.trace fs fsio``, :class:`~.servers.XRootDServer`
+    with ``trace=True``) serving from byte ``offset`` of its log on: ``requests`` (a read, or a
+    run of vector-read elements, as one round trip), ``ranges``, ``bytes`` and each range's
+    ``sizes``; and the log's
+    new end. The server's view counts every client alike, RNTuple's page reads included, which
+    no counter inside ROOT reports process-wide."""
+    out: dict = {"requests": 0, "ranges": 0, "bytes": 0, "sizes": []}
+    with open(log, "rb") as f:
+        f.seek(offset)
+        text = f.read()
+    in_vector = False
+    for line in text.decode(errors="replace").splitlines():
+        words = line.split()
+        op = next((w for w in ("read", "readV") if w in words), None)
+        if op is None or "Xrootd_Protocol:" not in words:
+            in_vector = in_vector and "Xrootd_Protocol:" not in words
+            continue
+        size = words[words.index(op) + 1].split("@")[0]
+        nbytes = int(size) if size.isdigit() else 0
+        out["ranges"] += 1
+        out["bytes"] += nbytes
+        out["sizes"].append(nbytes)
+        out["requests"] += op == "read" or not in_vector
+        in_vector = op == "readV"
+    return out, offset + len(text)
+
+
+class ReaderTap:
+    """The requests a reader's library issued, counted inside the reading process.
+
+    ROOT keeps process-wide totals of its ``TFile`` reads (a vector read counts once); uproot
+    and fsspec count per file object, so the tap records each file object the library opens.
+    None where the library keeps no count that means requests: ROOT's RNTuple reads its pages
+    through ``RRawFile``, which ``TFile``'s totals never see, and a local file read by Arrow is
+    counted by the kernel only (``syscr``)."""
+
+    def __init__(self, library: str, adapter: str, remote: bool) -> None:
+        self.why_not: str | None = None
+        self._sources: list = []
+        self._fetched = [0, 0]  # HTTP range requests, bytes
+        self._count = None
+        if library == "root":
+            if adapter == "rntuple":
+                self.why_not = "ROOT's RNTuple reads pages through RRawFile, outside TFile's count"
+            else:
+                import ROOT
+
+                self._count = lambda: IOCount(int(ROOT.TFile.GetFileReadCalls()),
+                                              int(ROOT.TFile.GetFileBytesRead()))
+        elif library == "uproot":
+            import uproot.reading
+
+            self._wrap(uproot.reading.ReadOnlyFile, lambda f: f.source)
+            self._count = lambda: self._sum(uproot_source)
+        elif remote:
+            from fsspec.implementations.http import HTTPFile
+
+            self._wrap_fetch(HTTPFile)
+            self._count = lambda: IOCount(*self._fetched)
+        else:
+            self.why_not = f"{library} keeps no request count of a local file (see syscr)"
+
+    def _wrap(self, cls: type, source_of) -> None:
+        """Record every instance's source when it is made (the class patched in this process
+        only: a measurement process reads one file with one library)."""
+        init, sources = cls.__init__, self._sources
+
+        def recording_init(obj, *args, **kwargs):
+            init(obj, *args, **kwargs)
+            sources.append(source_of(obj))
+
+        cls.__init__ = recording_init
+
+    def _wrap_fetch(self, cls: type) -> None:
+        """fsspec's file fetches every uncached range through ``_fetch_range``, bound when the
+        file is made: patched before, each call is one HTTP range request."""
+        fetch, fetched = cls._fetch_range, self._fetched
+
+        def counted(obj, start: int, end: int) -> bytes:
+            data = fetch(obj, start, end)
+            fetched[0] += 1
+            fetched[1] += len(data)
+            return data
+
+        cls._fetch_range = counted
+
+    def _sum(self, count_of) -> IOCount:
+        total = IOCount(0, 0)
+        for s in self._sources:
+            c = count_of(s)
+            total = IOCount(total.requests + c.requests, total.bytes + c.bytes)
+        return total
+
+    def count(self) -> IOCount | None:
+        """The totals so far (None: see :attr:`why_not`)."""
+        return None if self._count is None else self._count()

@@ -53,13 +53,16 @@ def _has_http_plugin() -> bool:
 class XRootDServer:
     """``with XRootDServer() as srv: url = srv.root_url(srv.publish(path))``."""
 
-    def __init__(self, http: bool = True, ledger_root: Path | None = None) -> None:
+    def __init__(self, http: bool = True, ledger_root: Path | None = None,
+                 trace: bool = False) -> None:
+        """``trace``: log every read request (offset and length) for
+        :func:`~.counters.xrootd_served`: what the server saw clients ask for."""
         if shutil.which("xrootd") is None:
             raise Unavailable("xrootd is not installed (Debian package xrootd-server)")
         if http and not _has_http_plugin():
             raise Unavailable(f"XRootD's HTTP plugin {HTTP_PLUGIN} is missing (Debian package "
                               "xrootd-server-plugins)")
-        self.http = http
+        self.http, self.trace = http, trace
         self._ledger_root = ledger_root
         self.port = self.http_port = 0
         self.pid: int | None = None
@@ -84,6 +87,8 @@ class XRootDServer:
         self.port = free_port()
         lines = [f"xrd.port {self.port}", "all.export /", f"oss.localroot {self.export}",
                  f"all.adminpath {admin}", f"all.pidpath {admin}"]
+        if self.trace:
+            lines.append("xrootd.trace fs fsio")
         if self.http:
             self.http_port = free_port()
             lines.append(f"xrd.protocol XrdHttp:{self.http_port} libXrdHttp.so")

@@ -19,7 +19,7 @@ from analysis.report.documents import read_provenance
 from analysis.report.figures import family
 
 #: Columns that are never a branch group or a read-time column, whatever their name.
-NOT_GROUPS = {"format", "label", "adapter", "variant", "cluster_size"}
+NOT_GROUPS = {"format", "label", "adapter", "variant", "cluster_size", "kind"}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,88 @@
+# Reads on storage profiles (the `storage` target, not part of `all`; README "Storage
+# profiles"): on this VM the disk is cached by the host, so cold equals warm; here each file is
+# read from the page cache, from an emulated throttled disk (cold, verified) and from an XRootD
+# server behind a latency/bandwidth proxy, as measure.storage lists. Files: the TTree, RNTuple
+# and Parquet zstd files of every sample at the largest measured cluster size; readers: the
+# compare readers (rdf, pyarrow), TTreeReader (the ROOT reader that opens root://) and uproot.
+# Each job first undoes what killed storage jobs left (analysis/measure/storage/ledger.py).
+STORAGE_READERS = {"ttree": "rdf,ttreereader,uproot", "rntuple": "rdf,uproot", "parquet": "pyarrow"}
+STORAGE_FILES = [
+    f
+    for f in FILES
+    if f.format in STORAGE_READERS
+    and f.variant.startswith("zstd")
+    and f.cluster_size == max(config["measure"].get("cluster_sizes") or config["cluster_sizes"])
+]
+
+
+rule storage_read:
+    input:
+        data=lambda wc: paths.written(RESULTS, study.spec_of(config, wc)),
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
+    output:
+        paths.storage(RESULTS),
+    params:
+        readers=lambda wc: STORAGE_READERS[wc.format],
+        adapter=lambda wc: study.adapter(config, wc.format),
+        selections=lambda wc: commands.selections(config, wc.sample),
+        profiles=",".join(config["measure"]["storage"]),
+        repetitions=config["measure"]["repetitions"],
+        min_repetitions=config["measure"]["min_repetitions"],
+        precision=config["measure"]["precision"],
+        budget=config["measure"]["budget_s"],
+        timeout=config["measure"]["timeout_s"],
+    log:
+        paths.log(RESULTS, "storage"),
+    # like a read measurement: nothing runs beside it
+    threads: timing_threads(1)
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt storage {input.data:q} --source {input.arrow:q} --format {params.adapter:q} "
+        "--name {wildcards.format:q} --variant {wildcards.variant:q} "
+        "--cluster-size {wildcards.cluster} --readers {params.readers:q} {params.selections} "
+        "--profiles {params.profiles:q} --repetitions {params.repetitions} "
+        "--min-repetitions {params.min_repetitions} --precision {params.precision} "
+        "--budget-s {params.budget} --timeout {params.timeout} -o {output:q} > {log:q} 2>&1"
+
+
+rule tabulate_storage:
+    input:
+        plan=paths.plan_record(RESULTS),
+        storage=[paths.storage(RESULTS, f) for f in STORAGE_FILES],
+    output:
+        csv=report(
+            paths.table(RESULTS, "storage", "csv"),
+            caption="../report/table_storage.rst",
+            category="Tables",
+            subcategory="Storage profiles, CSV",
+        ),
+        html=report(
+            paths.table(RESULTS, "storage", "html"),
+            caption="../report/table_storage.rst",
+            category="Tables",
+            subcategory="Storage profiles",
+        ),
+        md=paths.table(RESULTS, "storage", "md"),
+        ratios=paths.table(RESULTS, "storage-ratios", "csv"),
+        provenance=paths.storage_provenance(RESULTS),
+    params:
+        tables=lambda wc, output: os.path.dirname(output.csv),
+    log:
+        paths.log(RESULTS, "tabulate_storage"),
+    localrule: True
+    threads: 1
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt tabulate-storage --plan {input.plan:q} -o {params.tables:q} "
+        "--provenance {output.provenance:q} --storage {input.storage:q} > {log:q} 2>&1"
+
+
+rule storage:
+    input:
+        rules.tabulate_storage.output,
