@@ -346,17 +346,23 @@ def cmd_tabulate_queries(a: argparse.Namespace) -> None:
     tabulate_queries(plan_record.load(a.plan), a.queries, a.output, a.provenance)
 
 
+def _written_file_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments naming one written file of the study, as measure, query and storage take
+    them."""
+    p.add_argument("file")
+    p.add_argument("--source", required=True, help="the source sample the file was written from")
+    p.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    p.add_argument("--name", help="the config's name of this format (default: --format)")
+    p.add_argument("--variant", required=True)
+    p.add_argument("--cluster-size", type=int, required=True)
+
+
 def _queries_parser(sub) -> None:
     q = sub.add_parser("query", help="time the ADL benchmark tasks on one file through every "
                                      "engine that reads it, checked against the reference")
-    q.add_argument("file")
-    q.add_argument("--source", required=True, help="the source sample the file was written from")
+    _written_file_arguments(q)
     q.add_argument("--reference", help="the sample's reference answers (from query-reference; "
                                        "default: computed here, which takes a while)")
-    q.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
-    q.add_argument("--name", help="the config's name of this format (default: --format)")
-    q.add_argument("--variant", required=True)
-    q.add_argument("--cluster-size", type=int, required=True)
     q.add_argument("--engines", help="comma-separated (default: every engine that reads the "
                                      "format; with --dask-scheduler, its distributed ones too)")
     q.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
@@ -417,12 +423,7 @@ def cmd_tabulate_storage(a: argparse.Namespace) -> None:
 def _storage_parser(sub) -> None:
     s = sub.add_parser("storage", help="read one file on storage profiles (page cache, "
                                        "emulated disks, a server over a shaped network)")
-    s.add_argument("file")
-    s.add_argument("--source", required=True, help="the source sample the file was written from")
-    s.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
-    s.add_argument("--name", help="the config's name of this format (default: --format)")
-    s.add_argument("--variant", required=True)
-    s.add_argument("--cluster-size", type=int, required=True)
+    _written_file_arguments(s)
     s.add_argument("--readers", required=True, help="comma-separated reader names")
     s.add_argument("--selection", type=_selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
@@ -508,12 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_convert)
 
     m = sub.add_parser("measure", help="measure cold/warm reads of one file")
-    m.add_argument("file")
-    m.add_argument("--source", required=True, help="the source sample the file was written from")
-    m.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
-    m.add_argument("--name", help="the config's name of this format (default: --format)")
-    m.add_argument("--variant", required=True)
-    m.add_argument("--cluster-size", type=int, required=True)
+    _written_file_arguments(m)
     m.add_argument("--readers", required=True, help="comma-separated reader names")
     m.add_argument("--selection", type=_selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
