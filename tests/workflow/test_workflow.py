@@ -40,6 +40,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config["results"] = str(tmp / "results")
     config["model"] = str(small_schema(tmp / "small.model.json"))
     config["samples"]["imported"] = {"file": str(real_file(tmp, Path(config["model"])))}
+    # a real and two synthetic samples, averaged together on purpose (tabulated apart else)
+    config["tabulate"] = {"mix_kinds": True}
     (tmp / "config.yaml").write_text(yaml.safe_dump(config))
     proc = run_snakemake(tmp, "--configfile", str(tmp / "config.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
