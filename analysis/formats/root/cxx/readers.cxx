@@ -1,10 +1,12 @@
-// hepfmt's ROOT readers (analysis/formats/root/ttree.py), compiled once with ACLiC: RDataFrame,
+// hepfmt's ROOT readers (analysis/formats/root/ttree.py), compiled once into a plain shared
+// library (backend.compile_readers; Python sees only readers.hxx): RDataFrame,
 // a TTreeReader loop and the classic GetEntry loop. Each loop is written once and applied to
 // every value of every selected branch with one of two operations: Ck folds the value into a
 // checksum (the untimed proof, *_checksums) and Keep only makes the value's load unskippable
 // (the timed scan, *_scan, which also reports when the file was open and when each cluster
 // ended, on steady_clock: CLOCK_MONOTONIC on Linux, the clock of Python's perf_counter).
 #include "checksum.hxx"
+#include "readers.hxx"
 
 #include <ROOT/RDataFrame.hxx>
 #include <ROOT/RNTupleReader.hxx>
@@ -140,7 +142,16 @@ ROOT::RDF::RResultPtr<Op> book_vec(ROOT::RDF::RNode df, const std::string &col) 
 template <typename Op>
 std::vector<Op> rdf_loop(const std::string &path, const std::string &tree,
                          const std::vector<std::string> &cols, Progress &p) {
-  ROOT::RDataFrame df(tree, path);
+  // A TTree is opened here with TFile::Open, which hands root:// to the XRootD plug-in;
+  // RDataFrame(name, path) would open it with READ_WITHOUT_GLOBALREGISTRATION, which ROOT 6.40
+  // gives to a local TFile, so it finds no remote file. An RNTuple is opened by name.
+  std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
+  if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
+  auto *key = f->GetKey(tree.c_str());
+  const bool is_tree = key && std::string(key->GetClassName()) == "TTree";
+  if (!is_tree) f.reset();
+  ROOT::RDataFrame df = is_tree ? ROOT::RDataFrame(*f->Get<TTree>(tree.c_str()))
+                                : ROOT::RDataFrame(tree, path);
   ROOT::RDF::RNode node = df;
   std::vector<ROOT::RDF::RResultPtr<Op>> res;
   for (const auto &c : cols) {
