@@ -38,8 +38,7 @@ from analysis import formats
 from analysis.atomic import write_json
 from analysis.errors import ConfigError, InputError
 from analysis.formats.base import Reader
-from analysis.measure import isolated
-from analysis.measure.reads import ALL, ReadSpec, zip_bytes_of
+from analysis.measure.reads import ALL, ReadSpec, spawn_reads, zip_bytes_of
 from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
 from analysis.measure.timing import Stopping, summarize
 from analysis.provenance import collect
@@ -220,9 +219,9 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
                                     stopping.min_repetitions, stopping.budget_s,
                                     int(meta["n_events"]), count_io=True,
                                     device=storage.device, server_log=storage.server_log)
-                    res = isolated.spawn("analysis.measure.reads", spec, path,
-                                         f"{reader}/{sel_name} read on {storage_name}",
-                                         timeout, storage.wrap)
+                    res = spawn_reads([spec], timeout,
+                                      f"{reader}/{sel_name} read on {storage_name}",
+                                      storage.wrap)[0]
                     zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
                     reads.append(_record(storage, storage_name, spec, library, res, zip_bytes,
                                          int(meta["n_events"])))

@@ -1,26 +1,28 @@
 """Read-speed measurements of one written file, cold and warm page cache.
 
-Each (reader, branch selection) runs in a fresh Python process so that no library state, JIT
-cache or allocator history leaks from one measurement into the next, and so that its peak RSS is
-its own. Inside that process:
+Each reader runs in a fresh Python process, so that no library state, JIT cache or allocator
+history leaks from one reader into another's timings. One process times every selection and
+both cache modes of its reader on the file: what a user of that reader pays once per process
+(imports, C++ declarations) is paid once, untimed, and never counted as reading. Inside it:
 
 1. the reader is prepared (imports, C++ declarations, threads) outside any timing;
-2. the file is read once with the reader's ``read``, whose per-branch checksums must equal the
-   source's, or the measurement fails: a fast read of wrong data is not a result. This proof
-   runs once, untimed, so that no checksum arithmetic is ever counted as reading;
-3. one untimed ``scan`` primes lazily compiled code and the page cache;
-4. warm repetitions: timed scans of the now-cached file (``scan`` decodes exactly what ``read``
-   decodes and keeps it, without checksumming it), each reporting when the file was open and
-   when each chunk was done (:class:`~analysis.formats.base.Marks`);
-5. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
+2. the file is read once with the reader's ``read`` over the union of the selections, whose
+   per-branch checksums must equal the source's, or the measurement fails: a fast read of wrong
+   data is not a result. This proof runs once, untimed, so that no checksum arithmetic is ever
+   counted as reading; it also brings the file into the page cache and runs every lazily
+   compiled path of the reader once;
+3. per selection, warm repetitions: timed scans of the cached file (``scan`` decodes exactly
+   what ``read`` decodes and keeps it, without checksumming it), each reporting when the file
+   was open and when each chunk was done (:class:`~analysis.formats.base.Marks`);
+4. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
    ``mincore`` count of its resident pages; a repetition whose file still had resident pages is
    recorded as *not verified cold*, and the cold figure is flagged, never reported as cold.
 
 Repetitions continue until the median's 95% interval is within the requested precision, or the
 time budget is spent (:class:`~analysis.measure.timing.Stopping`). Every scan must have read
-every entry of the file. Warm runs before cold so that one priming scan serves both; a cold
-repetition's state differs from a warm one's only by the evicted pages, which is the quantity
-being measured.
+every entry of the file. Warm runs before cold, so that the proof's read serves as the warm
+runs' priming; a cold repetition's state differs from a warm one's only by the evicted pages,
+which is the quantity being measured.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import itertools
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,24 +191,18 @@ def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = 
     return rep
 
 
-def run_read(spec: ReadSpec) -> dict:
-    """The body of one measurement process (see the module docstring)."""
-    bad_modes = [m for m in spec.modes if m not in MODES]
-    if bad_modes:
-        raise VerificationError(spec.path, f"unknown cache mode {bad_modes[0]!r}")
-    reader = formats.load(spec.module or formats.entry(spec.format).module).readers[spec.reader]
-    meta = read_source_meta(spec.source)
-    reference = {b: tuple(meta["checksums"][b]) for b in spec.branches}
-    if spec.n_events < 0:
-        spec = dataclasses.replace(spec, n_events=int(meta["n_events"]))
+@dataclass(frozen=True)
+class ReadBatch:
+    """Every selection one reader times on one file, in one process (see the module
+    docstring): :class:`ReadSpec` fields, as dicts, that differ only in selection."""
+
+    specs: list[dict]
+
+
+def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:
+    """One selection's timed repetitions in every cache mode, and the scans' own peak memory."""
     stopping = spec.stopping()
-    reader.prepare(spec.threads)
-    # installed before the library opens anything: uproot's and fsspec's counts are per file
-    tap = counters.ReaderTap(reader.library, spec.format, is_url(spec.path)) \
-        if spec.count_io else None
-    verify_read(reader, spec, reference)
     baseline_rss, rss_method = start_read_peak()  # the scans' peak, not the proof's
-    reader.scan(spec.path, spec.branches, spec.threads, Marks())  # priming scan, untimed
 
     def one(mode: str) -> dict:
         rep: dict[str, object] = {}
@@ -224,10 +221,51 @@ def run_read(spec: ReadSpec) -> dict:
             "peak_rss_bytes": process_peak_bytes()}
 
 
-def _spawn(spec: ReadSpec, timeout: float) -> dict:
-    """Run one measurement in a fresh interpreter and return its result."""
-    return isolated.spawn("analysis.measure.reads", spec, spec.path,
-                       f"{spec.reader}/{spec.selection} read", timeout)
+#: What every spec of a batch shares: one reader on one file.
+_BATCH_SAME = ("path", "source", "format", "reader", "threads", "module", "count_io", "device",
+               "server_log")
+
+
+def run_batch(batch: ReadBatch) -> dict:
+    """The body of one measurement process (see the module docstring): ``{"reads": [one
+    result per spec, in order]}``."""
+    specs = [ReadSpec(**s) for s in batch.specs]
+    first = specs[0]
+    if any(tuple(getattr(s, k) for k in _BATCH_SAME) != tuple(getattr(first, k)
+                                                               for k in _BATCH_SAME)
+           for s in specs):
+        raise ValueError("a read batch is one reader on one file: only selections may differ")
+    bad_modes = [m for s in specs for m in s.modes if m not in MODES]
+    if bad_modes:
+        raise VerificationError(first.path, f"unknown cache mode {bad_modes[0]!r}")
+    reader = formats.load(first.module or formats.entry(first.format).module).readers[
+        first.reader]
+    meta = read_source_meta(first.source)
+    if first.n_events < 0:
+        specs = [dataclasses.replace(s, n_events=int(meta["n_events"])) for s in specs]
+    union = list(dict.fromkeys(b for s in specs for b in s.branches))
+    reference = {b: tuple(meta["checksums"][b]) for b in union}
+    reader.prepare(first.threads)
+    # installed before the library opens anything: uproot's and fsspec's counts are per file
+    tap = counters.ReaderTap(reader.library, first.format, is_url(first.path)) \
+        if first.count_io else None
+    verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
+    return {"reads": [_timed_modes(reader, s, tap) for s in specs]}
+
+
+def run_read(spec: ReadSpec) -> dict:
+    """One selection's measurement (a batch of one), in this process."""
+    return run_batch(ReadBatch([dataclasses.asdict(spec)]))["reads"][0]
+
+
+def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
+                wrap: Callable[[list[str]], list[str]] | None = None) -> list[dict]:
+    """One reader's selections on one file, measured in a fresh interpreter: their results."""
+    first = specs[0]
+    what = what or f"{first.reader}/{','.join(s.selection for s in specs)} read"
+    batch = ReadBatch([dataclasses.asdict(s) for s in specs])
+    return isolated.spawn("analysis.measure.reads", batch, first.path, what, timeout,
+                          wrap)["reads"]
 
 
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
@@ -300,24 +338,26 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
     sweep = [threads] if isinstance(threads, int) else list(threads)
-    for reader, n_threads, (sel_name, sel) in itertools.product(readers, sweep,
-                                                                 selections.items()):
+    for reader, n_threads in itertools.product(readers, sweep):
         if reader not in fmt.readers:
             raise VerificationError(path, f"format {format_name} has no reader {reader!r}")
-        branches = schema.names if sel == ALL else list(sel)
-        missing = [b for b in branches if b not in meta["checksums"]]
-        if missing:
-            raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
-        spec = ReadSpec(str(path), str(source), format_name, reader, sel_name, branches,
-                        list(modes), stopping.max_repetitions, n_threads,
-                        formats.entry(format_name).module, stopping.precision,
-                        stopping.min_repetitions, stopping.budget_s, int(meta["n_events"]))
-        res = _spawn(spec, timeout)
-        zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
-        naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
-        for mode, reps in res["modes"].items():
-            reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
-                                      meta["n_events"], fs_verifiable))
+        specs = []
+        for sel_name, sel in selections.items():
+            branches = schema.names if sel == ALL else list(sel)
+            missing = [b for b in branches if b not in meta["checksums"]]
+            if missing:
+                raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
+            specs.append(ReadSpec(str(path), str(source), format_name, reader, sel_name,
+                                  branches, list(modes), stopping.max_repetitions, n_threads,
+                                  formats.entry(format_name).module, stopping.precision,
+                                  stopping.min_repetitions, stopping.budget_s,
+                                  int(meta["n_events"])))
+        for spec, res in zip(specs, spawn_reads(specs, timeout), strict=True):
+            zip_bytes = sum(zip_by_branch.get(b, 0) for b in spec.branches)
+            naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
+            for mode, reps in res["modes"].items():
+                reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
+                                          meta["n_events"], fs_verifiable))
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": name or format_name, "adapter": format_name, "variant": variant,
@@ -329,5 +369,5 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     return doc
 
 
-if __name__ == "__main__":  # a measurement process: python -m analysis.measure.reads SPEC_JSON OUT
-    sys.exit(isolated.child(sys.argv[1:], ReadSpec, run_read))
+if __name__ == "__main__":  # a measurement process: python -m analysis.measure.reads BATCH_JSON OUT
+    sys.exit(isolated.child(sys.argv[1:], ReadBatch, run_batch))

@@ -17,7 +17,14 @@ from pathlib import Path
 from analysis import formats
 from analysis.errors import ConfigError, HepfmtError, InputError
 from analysis.plan import metagrid, options, selections
-from analysis.plan.study import SIDES, adapter, compare_pairs
+from analysis.plan.study import (
+    SIDES,
+    adapter,
+    all_cluster_sizes,
+    compare_pairs,
+    pairs_only,
+    sample_cluster_sizes,
+)
 from analysis.samples.processes import PROCESSES
 
 
@@ -96,12 +103,22 @@ def _model(config: dict) -> None:
 def _cluster_sizes_fit(config: dict, events: dict[str, int | None]) -> None:
     """A cluster larger than a sample makes a file identical to the one-cluster file, labelled
     with a cluster size it does not have."""
-    for i, n in enumerate(config["cluster_sizes"]):
-        for sample, count in events.items():
+    for sample, count in events.items():
+        own = "cluster_sizes" in config["samples"][sample]
+        for i, n in enumerate(sample_cluster_sizes(config, sample)):
             if count is not None and n > count:
-                raise ConfigError(f"cluster_sizes[{i}]",
-                                  f"{n} is above the {count} events of sample {sample!r} (its "
-                                  f"files would hold one cluster of {count}, not {n})")
+                key = f"samples.{sample}.cluster_sizes[{i}]" if own else f"cluster_sizes[{i}]"
+                raise ConfigError(key, f"{n} is above the {count} events of sample {sample!r} "
+                                       f"(its files would hold one cluster of {count}, not {n})")
+        if pairs_only(config, sample) and not compare_pairs(config):
+            raise ConfigError(f"samples.{sample}.files",
+                              "'pairs' needs compare.pairs (or ttree and parquet formats)")
+
+
+def _sample_names(config: dict, key: str, names: list[str] | None) -> None:
+    for i, name in enumerate(names or []):
+        if name not in config["samples"]:
+            raise ConfigError(f"{key}[{i}]", f"{name!r} is not among samples")
 
 
 def _formats(config: dict) -> None:
@@ -118,14 +135,17 @@ def _formats(config: dict) -> None:
 
 
 def _cluster_sizes(config: dict, key: str, sizes: list[int] | None) -> None:
+    written = all_cluster_sizes(config)
     for i, n in enumerate(sizes or []):
-        if n not in config["cluster_sizes"]:
-            raise ConfigError(f"{key}[{i}]", f"{n} is not among cluster_sizes")
+        if n not in written:
+            raise ConfigError(f"{key}[{i}]", f"{n} is not among the cluster sizes written "
+                                             f"({written})")
 
 
 def _measure(config: dict) -> None:
     m = config.get("measure", {})
     _cluster_sizes(config, "measure.cluster_sizes", m.get("cluster_sizes"))
+    _sample_names(config, "measure.samples", m.get("samples"))
     for fmt, variants in (m.get("variants") or {}).items():
         known = config["formats"].get(fmt, {}).get("variants")
         if known is None:
@@ -150,6 +170,7 @@ def _compare(config: dict) -> None:
     tables look its measurements up either way."""
     cmp = config.get("compare", {})
     _cluster_sizes(config, "compare.cluster_sizes", cmp.get("cluster_sizes"))
+    _sample_names(config, "compare.samples", cmp.get("samples"))
     for fmt, reader in cmp.get("readers", {}).items():
         key = f"compare.readers.{fmt}"
         if fmt in config["formats"]:

@@ -22,6 +22,7 @@ def record(config: dict) -> dict:
       them (a list, or ``"*"``) and ``resolved``: per sample, the branches its reads read (None
       for a remote sample: its measure job resolves them);
     * ``threads``: the reader thread counts timed;
+    * ``file_events``: the file length whole-file time ratios are stated at;
     * ``mix_kinds``: whether real and synthetic samples are averaged together (``tabulate``);
     * ``config``: the config itself, which the tables' provenance hashes.
     """
@@ -38,5 +39,6 @@ def record(config: dict) -> dict:
                        for name, branches in config["measure"]["selections"].items()],
         "threads": study.thread_counts(config),
         "mix_kinds": bool(config.get("tabulate", {}).get("mix_kinds", False)),
+        "file_events": study.file_events(config),
         "config": config,
     }

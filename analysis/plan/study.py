@@ -112,13 +112,32 @@ def spec_of(config: dict, wildcards: Mapping[str, str]) -> FileSpec:
                 int(wildcards["cluster"]))
 
 
+def sample_cluster_sizes(config: dict, sample: str) -> list[int]:
+    """The cluster sizes ``sample`` is written at: its own ``cluster_sizes``, else the study's."""
+    return list(config["samples"][sample].get("cluster_sizes") or config["cluster_sizes"])
+
+
+def all_cluster_sizes(config: dict) -> list[int]:
+    """Every cluster size some sample is written at, ascending."""
+    return sorted({n for s in config["samples"] for n in sample_cluster_sizes(config, s)})
+
+
+def pairs_only(config: dict, sample: str) -> bool:
+    """Whether only the pairings' files are written for ``sample`` (``files: pairs``)."""
+    return config["samples"][sample].get("files", "all") == "pairs"
+
+
 def files(config: dict) -> list[FileSpec]:
-    """Every file the study writes (and whose size it tabulates)."""
+    """Every file the study writes (and whose size it tabulates): per sample, every format ×
+    variant (or, for a ``files: pairs`` sample, the sides of the pairings) at its cluster
+    sizes."""
+    sides = {(s.format, s.variant) for p in compare_pairs(config) for s in p.sides}
     return [spec(config, sample, fmt, variant, n)
             for sample in config["samples"]
             for fmt, fcfg in config["formats"].items()
             for variant in fcfg["variants"]
-            for n in config["cluster_sizes"]]
+            if not pairs_only(config, sample) or (fmt, variant) in sides
+            for n in sample_cluster_sizes(config, sample)]
 
 
 def compare_reader(config: dict, fmt: str, side: str) -> str:
@@ -160,33 +179,63 @@ def pair_sides(config: dict) -> dict[str, list[Side]]:
     return {p.label: list(p.sides) for p in compare_pairs(config)}
 
 
+def measure_samples(config: dict) -> list[str]:
+    """The samples of the measure sub-grid: ``measure.samples``, else every ``files: all`` one."""
+    named = config.get("measure", {}).get("samples")
+    return list(named) if named else [s for s in config["samples"]
+                                      if not pairs_only(config, s)]
+
+
+def compare_samples(config: dict) -> list[str]:
+    """The samples the pairings are read on: ``compare.samples``, else every sample."""
+    return list(config.get("compare", {}).get("samples") or config["samples"])
+
+
+def _in_measure_grid(config: dict, f: FileSpec) -> bool:
+    m = config["measure"]
+    sizes = m.get("cluster_sizes") or all_cluster_sizes(config)
+    variants = (m.get("variants") or {}).get(f.format, config["formats"][f.format]["variants"])
+    return f.sample in measure_samples(config) and f.cluster_size in sizes \
+        and f.variant in variants
+
+
 def read_plan(config: dict) -> dict[FileSpec, list[str]]:
     """Every read-measured file with its readers, in grid order.
 
-    Two sub-grids, because reads cost far more than sizes: ``measure`` (``cluster_sizes`` and
-    ``variants`` narrow it; left out = all of it) with every reader of ``measure.readers``, and
-    the ROOT/Parquet pairings of ``compare.pairs`` at ``compare.cluster_sizes`` with only the
-    reader standing for each side, which is what the rate-ratio-vs-cluster-size figure needs.
-    A file in both is read once per reader of either.
+    Two sub-grids, because reads cost far more than sizes: ``measure`` (``samples``,
+    ``cluster_sizes`` and ``variants`` narrow it; left out = all of it) with every reader of
+    ``measure.readers``, and the ROOT/Parquet pairings of ``compare.pairs`` at
+    ``compare.cluster_sizes`` on ``compare.samples`` with only the reader standing for each
+    side, which is what the ratio tables and figures need. A file in both is read once per
+    reader of either.
     """
-    m = config["measure"]
-    sizes = m.get("cluster_sizes") or config["cluster_sizes"]
-    variants = m.get("variants") or {}
     compare_sizes = config.get("compare", {}).get("cluster_sizes") or []
     sides = [s for p in compare_pairs(config) for s in p.sides] if compare_sizes else []
+    paired = compare_samples(config)
     plan: dict[FileSpec, list[str]] = {}
     for f in files(config):
-        chosen = []
-        if f.cluster_size in sizes and f.variant in variants.get(
-                f.format, config["formats"][f.format]["variants"]):
-            chosen = readers(config, f.format)
-        if f.cluster_size in compare_sizes:
+        chosen = readers(config, f.format) if _in_measure_grid(config, f) else []
+        if f.cluster_size in compare_sizes and f.sample in paired:
             chosen += [s.reader for s in sides
                        if (s.format, s.variant) == (f.format, f.variant)
                        and s.reader not in chosen]
         if chosen:
             plan[f] = list(dict.fromkeys(chosen))
     return plan
+
+
+def read_modes(config: dict, f: FileSpec) -> list[str]:
+    """The cache modes a read-measured file is read in: ``measure.modes`` in the measure
+    sub-grid, ``compare.modes`` (default the same) where only the pairings read it."""
+    m = config["measure"]["modes"]
+    if _in_measure_grid(config, f):
+        return list(m)
+    return list(config.get("compare", {}).get("modes") or m)
+
+
+def file_events(config: dict) -> int:
+    """The file length at which whole-file read-time ratios are stated (``compare.file_events``)."""
+    return int(config.get("compare", {}).get("file_events", 1_000_000))
 
 
 def measured(config: dict) -> list[FileSpec]:

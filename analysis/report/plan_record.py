@@ -14,6 +14,8 @@ from pathlib import Path
 from analysis import records
 
 KEYS = ("formats", "pairs", "selections", "threads", "config")
+#: A typical NanoAOD file's length, for a record from before ``compare.file_events``.
+FILE_EVENTS = 1_000_000
 
 
 def load(path: str | Path) -> dict:
@@ -66,3 +68,10 @@ def mix_kinds(plan: dict) -> bool:
 def pair_labels(plan: dict) -> list[str]:
     """The pairings' labels in config order (a label given twice counts once)."""
     return list(dict.fromkeys(p["label"] for p in plan["pairs"]))
+
+
+def file_events(plan: dict) -> int:
+    """The file length (events) at which whole-file time ratios are stated
+    (``compare.file_events``): a ratio of whole-file times depends on the length, because the
+    one-off set-up weighs less in a longer file."""
+    return int(plan.get("file_events", FILE_EVENTS))

@@ -3,6 +3,8 @@ repetition runs the reader's scan and nothing of the proof."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import N_EVENTS, SELECTION
 
@@ -59,5 +61,33 @@ def test_no_compiled_checksum_runs_in_a_timed_repetition(written, source, monkey
     res = run_read(_spec(written("ttree", "zstd-5"), source, "ttree", "getentry"))
     assert checksums == ["getentry_checksums"]  # once, untimed
     assert inside == [0, 0, 0]
-    assert calls.count("getentry_scan") == 4  # the priming scan and three timed ones
+    assert calls.count("getentry_scan") == 3  # the timed ones: the proof's read primed them
     assert all(len(r["chunks"]) == 3 for r in res["modes"]["warm"])
+
+
+def test_one_process_times_every_selection_after_one_proof(written, source, monkeypatch) -> None:
+    """Selections of one reader share a process and one proof over their union."""
+    calls: list[str] = []
+    real = ttree._compiled
+
+    def count(function, *a):
+        calls.append(function)
+        return real(function, *a)
+
+    monkeypatch.setattr(ttree, "_compiled", count)
+    path = written("ttree", "zstd-5")
+    ten = _spec(path, source, "ttree", "getentry")
+    two = reads.ReadBatch([dataclasses.asdict(ten),
+                           dataclasses.asdict(dataclasses.replace(ten, selection="two",
+                                                                  branches=list(SELECTION)[:2]))])
+    res = reads.run_batch(two)["reads"]
+    assert calls.count("getentry_checksums") == 1
+    assert [len(r["modes"]["warm"]) for r in res] == [3, 3]
+    assert calls.count("getentry_scan") == 6
+
+
+def test_a_batch_is_one_reader_on_one_file(written, source) -> None:
+    ten = _spec(written("parquet", "zstd-3"), source, "parquet", "pyarrow")
+    other = dataclasses.replace(ten, reader="awkward")
+    with pytest.raises(ValueError, match="one reader on one file"):
+        reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten), dataclasses.asdict(other)]))

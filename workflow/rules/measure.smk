@@ -2,8 +2,9 @@
 # sub-grid with its readers, plus the compare pairs at compare.cluster_sizes with theirs). A
 # measure job takes every core Snakemake has (on a cluster: an exclusive node, from the profile),
 # so no other job (a conversion, another measurement) runs beside it and skews its timings; each
-# (reader, selection) runs in its own fresh process. Selections come resolved against the
-# sample's own branches (analysis/plan/selections.py: MET_pt or PFMET_pt, nJet or nJet_pt).
+# reader runs in its own fresh process, which times every selection and cache mode of it.
+# Selections come resolved against the sample's own branches (analysis/plan/selections.py:
+# MET_pt or PFMET_pt, nJet or nJet_pt).
 
 
 rule measure:
@@ -17,7 +18,7 @@ rule measure:
         readers=lambda wc: ",".join(study.file_readers(READ_PLAN, study.spec_of(config, wc))),
         adapter=lambda wc: study.adapter(config, wc.format),
         selections=lambda wc: commands.selections(config, wc.sample),
-        modes=",".join(config["measure"]["modes"]),
+        modes=lambda wc: ",".join(study.read_modes(config, study.spec_of(config, wc))),
         repetitions=config["measure"]["repetitions"],
         min_repetitions=config["measure"]["min_repetitions"],
         precision=config["measure"]["precision"],

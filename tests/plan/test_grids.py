@@ -1,0 +1,67 @@
+"""The sub-grids a config can ask for: a long sample written only for the pairings at its own
+cluster sizes (2018's regime), reads on some samples only, and cache modes per sub-grid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis.errors import ConfigError
+from analysis.plan import config as cfg
+from analysis.plan import study
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(**changes: object) -> dict:
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    c["samples"]["Long"] = {"process": "DYJetsToLL", "n_events": 20000, "files": "pairs",
+                            "cluster_sizes": [10000]}
+    c["measure"]["samples"] = ["DYJetsToLL"]
+    c["compare"].update(samples=["DYJetsToLL", "Long"], cluster_sizes=[500, 10000],
+                        modes=["warm"])
+    for key, value in changes.items():
+        section, name = key.split("__")
+        c[section][name] = value
+    return cfg.validate(c)
+
+
+def test_a_pairs_sample_has_only_the_pairings_files_at_its_own_sizes() -> None:
+    c = _config()
+    long = [(f.format, f.variant, f.cluster_size) for f in study.files(c) if f.sample == "Long"]
+    assert sorted(long) == [("parquet", "none", 10000), ("parquet", "zstd-3", 10000),
+                            ("ttree", "none", 10000), ("ttree", "zstd-5", 10000)]
+    others = {f.cluster_size for f in study.files(c) if f.sample != "Long"}
+    assert others == {500, 1500}
+
+
+def test_reads_follow_the_sub_grids_and_their_modes() -> None:
+    c = _config()
+    plan = study.read_plan(c)
+    assert {f.sample for f in plan} == {"DYJetsToLL", "Long"}  # TTJets: sizes only
+    for f, readers in plan.items():
+        if f.sample == "Long":  # compare-only: the compare readers, compare.modes
+            assert readers in (["rdf"], ["pyarrow"])
+            assert study.read_modes(c, f) == ["warm"]
+        else:  # the measure sub-grid: its readers, measure.modes
+            assert study.read_modes(c, f) == ["cold", "warm"]
+
+@pytest.mark.parametrize(("changes", "key"), [
+    ({"measure__samples": ["Nope"]}, "measure.samples[0]"),
+    ({"compare__samples": ["Nope"]}, "compare.samples[0]"),
+    ({"compare__cluster_sizes": [777]}, "compare.cluster_sizes[0]"),
+])
+def test_sub_grids_name_what_exists(changes: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        _config(**changes)
+    assert err.value.key == key
+
+
+def test_a_sample_cluster_above_its_events_is_refused() -> None:
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    c["samples"]["Long"] = {"process": "DYJetsToLL", "n_events": 2000, "cluster_sizes": [5000]}
+    with pytest.raises(ConfigError) as err:
+        cfg.validate(c)
+    assert err.value.key == "samples.Long.cluster_sizes[0]"
