@@ -20,6 +20,25 @@ def _pm(mean: float, std: float, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
+def _num(value: float, digits: int = 3) -> str:
+    """A number to ``digits`` significant digits, or an empty cell for none."""
+    return "" if pd.isna(value) else f"{value:.{digits}g}"
+
+
+def _interval(value: float, lo: float, hi: float, coverage: float, digits: int = 3) -> str:
+    """``1.32 [1.10, 1.55]``: a value and its interval, with the interval's coverage when it
+    is below 95% (a read of fewer than 6 repetitions), so a narrow bracket is never read as
+    sharper than it is."""
+    if pd.isna(value):
+        return ""
+    cell = _num(value, digits)
+    if pd.notna(lo) and pd.notna(hi):
+        cell += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
+        if pd.notna(coverage) and coverage < 0.95 - 1e-9:
+            cell += f" ({coverage:.0%})"
+    return cell
+
+
 def _pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
            digits: int = 3, mark: pd.Series | None = None) -> pd.DataFrame:
     cell = [_pm(a, b, digits) for a, b in zip(df[mean], df[std], strict=True)]
@@ -62,6 +81,7 @@ def read_sections(rt: pd.DataFrame) -> list[Section]:
                              d.pivot_table(index=["format", "variant", "reader", "threads"],
                                            columns="cluster_size", values="events_per_s")
                              .round(0).reset_index()))
+    sections += _parts_sections(rt)
     sections.append(("Peak memory of the reading process above its RSS after imports (MB), by "
                      "selection",
                      rt.pivot_table(index=["format", "reader", "threads"], columns="selection",
@@ -69,6 +89,37 @@ def read_sections(rt: pd.DataFrame) -> list[Section]:
                      .round(0).reset_index()))
     sections.append(("Legend", UNVERIFIED_LEGEND))
     return sections
+
+
+def _parts_sections(rt: pd.DataFrame) -> list[Section]:
+    """Per selection and cache mode, every cluster size: the median and its interval, then
+    what a short file costs (time to the first event) apart from what a long one costs
+    (steady throughput), and how the throughput was found."""
+    if "time_to_first_event_s" not in rt:  # a table from before the parts of a read
+        return []
+    sections = []
+    index = ["format", "variant", "reader", "threads", "cluster_size"]
+    for (sel, mode), d in rt.groupby(["selection", "mode"], sort=False):
+        d = d.sort_values(index)
+        table = d[index].assign(**{
+            "median (s) [95% interval]": [
+                _interval(*v, 4) for v in zip(d.median_s_mean, d.median_lo_s, d.median_hi_s,
+                                              d.median_coverage, strict=True)],
+            "time to first event (s)": d.time_to_first_event_s.map(_num),
+            "steady events/s": d.events_per_s_steady.map(_num),
+            "steady MB/s (compressed)": d.mb_per_s_steady_compressed.map(_num),
+            "repetitions": d.repetitions,
+            "throughput from": d.throughput_method + d.fit_poor.map(
+                lambda p: " (poor fit)" if p is True else "")})
+        sections.append((f"Parts of a read, selection '{sel}', {mode} cache: median time with "
+                         "its interval (over samples: the mean of each bound), time to the "
+                         "first event (open + set-up), steady throughput", table))
+    return sections
+
+
+#: The warm parts ``formats`` has per selection (``<selection>_warm_<part>``), as headed.
+_FORMAT_PARTS = {"time_to_first_event_s": "first event (s)",
+                 "events_per_s_steady": "steady events/s"}
 
 
 def format_sections(ft: pd.DataFrame) -> list[Section]:
@@ -89,28 +140,76 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
                                                     else "")
                 for v, m in zip(ft[c], mark if mark is not None else [None] * len(ft),
                                 strict=True)]
+        for c in [c for c in ft.columns if c.endswith(tuple(_FORMAT_PARTS))]:
+            sel, part = c.rsplit("_warm_", 1)
+            cols[f"{sel} warm {_FORMAT_PARTS[part]}"] = ft[c].map(_num)
         cols["peak RSS over baseline (MB)"] = [
             "" if pd.isna(v) else f"{'' if exact is not False else '≥ '}{v:.0f}"
             for v, exact in zip(ft.rss_over_baseline_mb, ft.get("rss_exact", [None] * len(ft)),
                                 strict=True)]
     d = pd.DataFrame(cols)
     return [(f"Cluster size {int(ft.cluster_size.max())}; read times: per sample the median of "
-             "the repetitions, mean over samples; † = cold eviction not verified; peak RSS: the "
+             "the repetitions, mean over samples; first event: open + set-up, what a short "
+             "file costs; steady events/s: what each further event costs (how it was found: "
+             "reads.csv); † = cold eviction not verified; peak RSS: the "
              "reads' own high-water mark over the resident set they started from (≥ = only a "
              "lower bound: the kernel refused to reset the mark)",
              d)]
 
 
+def _lead_cells(rows: pd.DataFrame, suffix: str) -> list[str]:
+    """One quantity's ratio cells, its columns named with ``suffix``."""
+    cols = (f"{c}{suffix}" for c in ("ratio_mean", "ratio_lo", "ratio_hi", "coverage"))
+    return [_interval(*v, 3) for v in zip(*(rows[c] for c in cols), strict=True)]
+
+
+def _method(ttree: str, parquet: str) -> str:
+    """How both sides' throughputs were found, once if alike."""
+    ttree, parquet = ("" if pd.isna(m) else str(m) for m in (ttree, parquet))
+    return ttree if ttree == parquet else f"ROOT: {ttree}; Parquet: {parquet}"
+
+
+def _lead_section(ratios: pd.DataFrame) -> list[Section]:
+    """The table a user acts on: per pairing, selection and cluster size the steady throughput
+    ratio and the whole-file time ratio at the stated file length, each with its interval,
+    how many repetitions and how the throughputs and intervals were found."""
+    keys = ["pair", "selection", "cluster_size", "mode", "threads"]
+    tp = ratios[ratios.quantity == "throughput"]
+    ft = ratios[ratios.quantity == "file_time"]
+    if tp.empty or ft.empty:
+        return []
+    n = int(ft.file_events.dropna().iloc[0]) if ft.file_events.notna().any() else None
+    m = tp.merge(ft, on=keys, suffixes=("", "_file")).sort_values(keys, kind="stable")
+    table = pd.DataFrame({"pair": m.pair, "selection": m.selection,
+                          "cluster size": m.cluster_size})
+    for col in ("mode", "threads"):
+        if m[col].nunique() > 1:
+            table[col] = m[col]
+    file_time = f"whole-file time at {n:,} events" if n else "whole-file time"
+    table["throughput ROOT / Parquet [95%]"] = _lead_cells(m, "")
+    table[f"{file_time}, ROOT / Parquet [95%]"] = _lead_cells(m, "_file")
+    table["repetitions (ROOT+Parquet)"] = m.n_repetitions
+    table["interval"] = m.interval_method
+    table["throughput from"] = [_method(a, b) for a, b in zip(
+        m.throughput_method_ttree, m.throughput_method_parquet, strict=True)]
+    return [("ROOT / Parquet: steady throughput (> 1: ROOT reads faster once reading) and "
+             f"{file_time} (open + set-up + events at the steady rate; < 1: ROOT faster), "
+             "95% intervals (their coverage in brackets where lower); empty: a side's "
+             "throughput could not be separated from its set-up", table.reset_index(drop=True))]
+
+
 def ratio_sections(ratios: pd.DataFrame) -> list[Section]:
     if ratios.empty:
         return [("No ratios", "No ROOT/Parquet pairing had files on both sides.")]
-    sections = [("ROOT size / Parquet size", _pivot(
+    sections = _lead_section(ratios)
+    sections.append(("ROOT size / Parquet size", _pivot(
         ratios[ratios.quantity == "size"], ["pair"], "cluster_size", "ratio_mean",
-        "ratio_std"))]
+        "ratio_std")))
     r = ratios[ratios.quantity == "rate"]
     for (sel, mode, threads), d in r.groupby(["selection", "mode", "threads"]):
         th = f", {threads} threads" if r.threads.nunique() > 1 else ""
-        sections.append((f"ROOT rate / Parquet rate, selection '{sel}', {mode} cache{th}",
+        sections.append((f"ROOT rate / Parquet rate (whole read, set-up included), selection "
+                         f"'{sel}', {mode} cache{th}",
                          _pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
     return sections
 

@@ -3,10 +3,14 @@
 * ``size``: normalised size (file bytes / naive bytes), mean ± std over samples, per format ×
   variant × cluster size;
 * ``reads``: read time per format × variant × reader × selection × cache mode (per sample the
-  median of the repetitions; across samples mean ± std), with MB/s and events/s;
-* ``ratios``: ROOT / Parquet size ratio and ROOT rate / Parquet rate ratio per pairing, cluster
-  size, selection and mode (the ratio is taken per sample, then averaged), with the reader of
-  each side and whether both sides' cold reads were verified cold;
+  median of the repetitions; across samples mean ± std), with MB/s and events/s, and the parts
+  of a read: open, set-up (time to the first event) and steady throughput, each saying how it
+  was found (:func:`steady_throughput`);
+* ``ratios``: ROOT / Parquet ratios per pairing, cluster size, selection and mode: size, rate
+  (whole read), steady throughput and whole-file time at ``compare.file_events`` events (taken
+  per sample, then averaged), with a 95% interval (from the repetitions for one sample, over
+  samples for several), the reader of each side and whether both sides' cold reads were
+  verified cold;
 * ``repetitions``: every timed repetition, for anyone who wants other statistics;
 * ``groups``: compressed bytes per event of each branch group;
 * ``formats``: one row per format × variant × reader at the largest measured cluster size:
@@ -26,14 +30,17 @@ a false ``cold_verified`` column (and a † in the documents, see :mod:`.section
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import records
 from analysis.atomic import write_json
 from analysis.errors import InputError
+from analysis.measure.timing import fit_fixed_cost, median_interval, parts, parts_of
 from analysis.report import plan_record, sections
 from analysis.report.documents import merged_provenance, provenance_lines, write_csv, write_doc
 
@@ -44,6 +51,29 @@ RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "mode", "thre
 #: What a ratio row says beyond its value: the reader of each side, and whether a cold ratio's
 #: reads were all verified cold (empty for size and warm ratios).
 RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified"]
+#: A ratio row's value and how sure it is: ``ratio_mean`` is the value (the mean over samples),
+#: [``ratio_lo``, ``ratio_hi``] its interval of at least ``coverage``, found as
+#: ``interval_method`` says; ``n_repetitions`` ROOT's + Parquet's per sample; ``file_events`` the
+#: file length a ``file_time`` ratio is stated at; how each side's throughput was found.
+RATIO_COLUMNS = [*RATIO_KEYS, "ratio_mean", "ratio_std", "n_samples", "ratio_lo", "ratio_hi",
+                 "coverage", "interval_method", "n_repetitions", "file_events",
+                 "throughput_method_ttree", "throughput_method_parquet", *RATIO_EXTRA]
+#: The read ratios, each from per-repetition values of both sides: (values, whether the ratio
+#: is Parquet's over ROOT's). ``rate`` = Parquet time / ROOT time (> 1: ROOT faster);
+#: ``throughput`` = ROOT steady events/s / Parquet's (> 1: ROOT faster); ``file_time`` = ROOT
+#: whole-file time / Parquet's at ``file_events`` events (< 1: ROOT faster).
+READ_QUANTITIES = {"rate": ("rep_wall", True), "throughput": ("rep_rate", False),
+                   "file_time": ("rep_file_time", False)}
+
+#: What makes two reads the same read of different files: a one-chunk read is fitted with, or
+#: borrows its set-up from, reads that agree on these.
+SAME_READ = ["format", "variant", "reader", "threads", "selection", "mode"]
+#: A fit over file lengths whose RMS residual exceeds this share of the mean time is poor.
+FIT_TOLERANCE = 0.05
+#: A read's parts and interval that records from before them lack (empty then).
+PART_COLUMNS = ["open_s", "setup_s", "events_per_s_steady", "mb_per_s_steady_compressed",
+                "mb_per_s_steady_naive", "median_lo_s", "median_hi_s", "median_coverage",
+                "selection_zip_bytes"]
 
 _BASE = ("sample", "process", *KEYS, "n_events", "provenance")
 #: The ``process`` of a sample imported from a real file (``hepfmt import``); others are
@@ -73,21 +103,44 @@ def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
     return pd.DataFrame(rows), provs
 
 
+def _read_defaults(reps: list[dict]) -> dict:
+    """What a read record from before parts and intervals lacks, from its repetitions: the
+    median's interval and the parts (not separable, without chunk marks), so that old and new
+    records tabulate alike."""
+    ci = median_interval([r["wall_s"] for r in reps]) if reps else {}
+    return {**{c: None for c in PART_COLUMNS}, **parts_of(reps),
+            "median_lo_s": ci.get("lo_s"), "median_hi_s": ci.get("hi_s"),
+            "median_coverage": ci.get("coverage"), "n_repetitions": len(reps)}
+
+
+def _repetition_parts(reps: list[dict]) -> list[dict]:
+    """Each repetition's wall time and own parts: what the ratios' intervals are taken over."""
+    return [{"wall_s": r["wall_s"],
+             **parts(r.get("opened_s"), [tuple(c) for c in r.get("chunks") or []])}
+            for r in reps]
+
+
 def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
-    """One row per (file, reader, selection, mode), and one per timed repetition."""
+    """One row per (file, reader, selection, mode), and one per timed repetition. A read row
+    keeps its repetitions' parts (``rep_parts``, never written out) for the ratios."""
     reads, reps, provs = [], [], []
     for p in paths:
         doc = records.load(p, (*_BASE, "reads"))
         base = {k: doc[k] for k in _BASE if k != "provenance"}
         base["adapter"] = doc.get("adapter", doc["format"])
         for r in doc["reads"]:
-            reads.append({**base, **{k: v for k, v in r.items() if k != "repetitions"}})
+            reads.append({**base, **_read_defaults(r["repetitions"]),
+                          **{k: v for k, v in r.items() if k != "repetitions"},
+                          "rep_parts": _repetition_parts(r["repetitions"])})
             for i, rep in enumerate(r["repetitions"]):
                 reps.append({**base, **{k: r[k] for k in ("reader", "threads", "selection",
                                                           "mode")},
                              "repetition": i, **rep})
         provs.append(doc["provenance"])
-    return pd.DataFrame(reads), pd.DataFrame(reps), provs
+    reads = pd.DataFrame(reads)
+    for c in PART_COLUMNS if not reads.empty else ():
+        reads[c] = pd.to_numeric(reads[c])  # None -> NaN, so that means skip it
+    return reads, pd.DataFrame(reps), provs
 
 
 def mean_std(df: pd.DataFrame, keys: list[str], col: str) -> pd.DataFrame:
@@ -121,7 +174,122 @@ def group_table(sizes: pd.DataFrame) -> pd.DataFrame:
     return d.groupby(KEYS, sort=True).mean().reset_index()
 
 
+def joined(x: pd.Series) -> str:
+    """Text cells taken together: each different one once, in order (one method for all
+    samples reads as itself; several are all named)."""
+    return "; ".join(dict.fromkeys(str(v) for v in x.dropna() if str(v)))
+
+
+def any_flag(x: pd.Series) -> bool | None:
+    """Boolean cells taken together: empty if none applies, else whether any is true."""
+    return None if x.isna().all() else bool(x.dropna().astype(bool).any())
+
+
+# ---- steady throughput of every read, one-chunk reads included ---------------------------------
+
+
+def steady_throughput(reads: pd.DataFrame) -> pd.DataFrame:
+    """Every read's steady throughput and set-up, each saying how it was found
+    (``throughput_method``): a one-chunk read is never silently given one.
+
+    A read of several chunks has both from its own marks (:func:`timing.parts`). A read of one
+    chunk cannot separate them, so, in this order: (a) if the same read at the same cluster
+    size was timed on files of two or more lengths, from a straight line through (events,
+    median time) (:func:`timing.fit_fixed_cost`, ``fit_residual_s``; ``fit_poor`` when the
+    residual exceeds 5% of the mean time, or when two lengths leave the line untested);
+    (b) else with the set-up (open + set-up) of the same read where its own marks separate it
+    (this sample first, then the largest cluster size), the rest of the time being reading;
+    (c) else none: "not separable". ``one_chunk_setup_s`` is the set-up (a) or (b) chose, from
+    which the ratios take each repetition's rate; ``open_s`` stays the read's own.
+    """
+    out = reads.assign(fit_residual_s=np.nan, fit_poor=None, one_chunk_setup_s=np.nan)
+    own = out.events_per_s_steady.notna()
+    for i in out.index[~own]:
+        for col, value in _one_chunk(out.loc[i], out, own).items():
+            out.at[i, col] = value
+    out["time_to_first_event_s"] = out.open_s.fillna(0.0) + out.setup_s
+    rate = out.events_per_s_steady / out.n_events / 1e6
+    return out.assign(
+        mb_per_s_steady_compressed=out.mb_per_s_steady_compressed.fillna(
+            out.selection_zip_bytes * rate),
+        mb_per_s_steady_naive=out.mb_per_s_steady_naive.fillna(
+            out.get("selection_naive_bytes", np.nan) * rate))
+
+
+def _resolved(reads: pd.DataFrame) -> pd.DataFrame:
+    """``reads`` with :func:`steady_throughput`'s columns (once)."""
+    return reads if reads.empty or "one_chunk_setup_s" in reads else steady_throughput(reads)
+
+
+def _one_chunk(read: pd.Series, reads: pd.DataFrame, separable: pd.Series) -> dict:
+    """What (a), (b) or (c) of :func:`steady_throughput` finds for one read: the columns to
+    set (none for (c): the record's "not separable" stands)."""
+    same = reads[reads[SAME_READ].eq(read[SAME_READ]).all(axis=1)]
+    fitted = _fit_lengths(read, same[same.cluster_size == read.cluster_size])
+    if fitted is not None:
+        return fitted
+    donors = same[separable.loc[same.index]]
+    return _borrow_setup(read, _donor(read, donors)) if not donors.empty else {}
+
+
+def _with_setup(read: pd.Series, setup: float) -> dict:
+    """A one-chunk read's set-up columns given its whole set-up (open + set-up), the open
+    being its own where marked."""
+    opened = read.open_s if pd.notna(read.open_s) else 0.0
+    return {"setup_s": setup - opened, "one_chunk_setup_s": setup}
+
+
+def _fit_lengths(read: pd.Series, peers: pd.DataFrame) -> dict | None:
+    """(a): time = set-up + events / throughput through the same read of files of several
+    lengths; None with fewer than two lengths."""
+    lengths = peers.n_events.nunique()
+    if lengths < 2:
+        return None
+    fit = fit_fixed_cost(list(zip(peers.n_events, peers.median_s, strict=True)))
+    method = f"fit over {lengths} file lengths"
+    if lengths == 2:
+        method += " (two lengths cannot test the line)"
+    out = {"fit_residual_s": fit["residual_s"],
+           "fit_poor": bool(lengths == 2
+                            or fit["residual_s"] > FIT_TOLERANCE * peers.median_s.mean())}
+    if not math.isfinite(fit["events_per_s"]):
+        return {**out, "throughput_method": method + ": time does not grow with the length, "
+                "no throughput"}
+    return {**out, **_with_setup(read, fit["fixed_s"]), "throughput_method": method,
+            "events_per_s_steady": fit["events_per_s"]}
+
+
+def _donor(read: pd.Series, donors: pd.DataFrame) -> pd.Series:
+    """The separable read whose set-up a one-chunk read takes: of its own sample first (the
+    same file content), then of the largest cluster size (the nearest layout)."""
+    ranked = donors.assign(other=donors["sample"] != read["sample"]).sort_values(
+        ["other", "cluster_size", "sample"], ascending=[True, False, True])
+    return ranked.iloc[0]
+
+
+def _borrow_setup(read: pd.Series, donor: pd.Series) -> dict:
+    """(b): the donor's open + set-up, the rest of this read's median time being reading."""
+    setup = (donor.open_s if pd.notna(donor.open_s) else 0.0) + donor.setup_s
+    where = f"cluster size {int(donor.cluster_size)}" + (
+        "" if donor["sample"] == read["sample"] else f" of sample {donor['sample']}")
+    reading = read.median_s - setup
+    if reading <= 0:
+        return {"throughput_method": f"not separable: one chunk, and the set-up from {where} "
+                                     f"({setup:.3g} s) is not shorter than this read"}
+    return {**_with_setup(read, setup), "events_per_s_steady": read.n_events / reading,
+            "throughput_method": f"set-up from {where} (one chunk here)"}
+
+
+# ---- tables ------------------------------------------------------------------------------------
+
+
 def read_table(reads: pd.DataFrame) -> pd.DataFrame:
+    """Per format × variant × cluster size × reader × threads × selection × mode: the time
+    (mean ± std over samples of per-sample medians) and the parts of the read. Per sample the
+    median's order-statistic interval [``median_lo_s``, ``median_hi_s``]; over samples the mean
+    of each bound, with the smallest ``median_coverage`` (below 95% when a sample had fewer
+    than 6 repetitions)."""
+    reads = _resolved(reads)
     if "rss_over_baseline_bytes" not in reads:  # records from before the read's own peak
         reads = reads.assign(rss_over_baseline_bytes=reads.peak_rss_bytes
                              - reads.baseline_rss_bytes)
@@ -139,6 +307,12 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
         cpu_s_mean=("cpu_median_s", "mean"),
         disk_read_bytes=("disk_read_bytes_median", "mean"),
         cold_verified=("cold_verified", all_verified),
+        **{c: (c, "mean") for c in ("open_s", "setup_s", "time_to_first_event_s",
+                                    "events_per_s_steady", "mb_per_s_steady_compressed",
+                                    "mb_per_s_steady_naive", "median_lo_s", "median_hi_s")},
+        median_coverage=("median_coverage", "min"),
+        throughput_method=("throughput_method", joined),
+        fit_residual_s=("fit_residual_s", "max"), fit_poor=("fit_poor", any_flag),
     ).reset_index()
     return t.merge(extra, on=READ_KEYS)
 
@@ -151,9 +325,98 @@ def _side(df: pd.DataFrame, side: dict, by_reader: bool) -> pd.DataFrame:
     return df[keep]
 
 
-def _ratio_rows(pair: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> list[dict]:
+#: Student's t at 97.5% for 1..30 degrees of freedom (no scipy in the environment).
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_975(dof: int) -> float:
+    """Student's t quantile at 97.5%: the table, beyond it the Cornish-Fisher expansion around
+    the normal's (within 1e-4 there)."""
+    if dof <= len(T_975):
+        return T_975[dof - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
+
+
+def samples_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, lo, hi): the Student-t 95% interval of the mean of two or more per-sample
+    ratios. Across samples the spread is the samples' own (their content differs), not only
+    timing noise, and a mean of a few numbers is what t is for."""
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean())
+    half = t_975(v.size - 1) * float(v.std(ddof=1)) / math.sqrt(v.size)
+    return mean, mean - half, mean + half
+
+
+def _median_interval(values: np.ndarray) -> dict | None:
+    """Median and order-statistic interval of one side's per-repetition values; None if any
+    repetition has none (a read whose throughput was not found)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0 or not np.isfinite(v).all():
+        return None
+    ci = median_interval(v.tolist())
+    return {"median": float(np.median(v)), **ci}
+
+
+def ratio_interval(numerator: Sequence[float], denominator: Sequence[float]) -> dict:
+    """The ratio of two reads' medians with its interval, from each side's per-repetition
+    values: [lo_num / hi_den, hi_num / lo_den] holds the ratio of the true medians whenever
+    both sides' order-statistic intervals hold theirs, so with at least cov_num + cov_den - 1
+    (Bonferroni: no assumption on how the two sides' noise is related)."""
+    a, b = _median_interval(numerator), _median_interval(denominator)
+    if a is None or b is None:
+        return {"ratio": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan, "coverage": np.nan}
+    return {"ratio": a["median"] / b["median"], "ratio_lo": a["lo_s"] / b["hi_s"],
+            "ratio_hi": a["hi_s"] / b["lo_s"],
+            "coverage": max(0.0, a["coverage"] + b["coverage"] - 1)}
+
+
+def _values(parts: list[dict], key: str) -> np.ndarray:
+    return np.array([np.nan if p[key] is None else p[key] for p in parts], dtype=float)
+
+
+def repetition_values(read: pd.Series, file_events: int) -> dict[str, np.ndarray]:
+    """Per repetition of one read (resolved by :func:`steady_throughput`): its wall time, its
+    steady events/s and the whole-file time T(N) = open + set-up + N / rate of an N =
+    ``file_events`` file. A separable read's rate is each repetition's own; a one-chunk read's
+    is the rest of each repetition's time after the set-up chosen for it; a read with no
+    throughput has none (empty)."""
+    wall = _values(read.rep_parts, "wall_s")
+    if pd.notna(read.one_chunk_setup_s):
+        setup = np.full(wall.shape, read.one_chunk_setup_s)
+        rate = read.n_events / (wall - setup)
+    elif pd.notna(read.events_per_s_steady):
+        rate = _values(read.rep_parts, "events_per_s_steady")
+        setup = np.nan_to_num(_values(read.rep_parts, "open_s")) + \
+            _values(read.rep_parts, "setup_s")
+    else:
+        setup = rate = np.array([])
+    rate = np.where(np.isfinite(rate) & (rate > 0), rate, np.nan)
+    return {"rep_wall": wall, "rep_rate": rate, "rep_file_time": setup + file_events / rate}
+
+
+def _with_repetition_values(reads: pd.DataFrame, file_events: int) -> pd.DataFrame:
+    values = [repetition_values(r, file_events) for _, r in reads.iterrows()]
+    return reads.assign(**{k: [v[k] for v in values] for k in ("rep_wall", "rep_rate",
+                                                               "rep_file_time")})
+
+
+def _read_ratio(quantity: str, x: pd.Series) -> dict:
+    """One sample's ratio of ``quantity`` for one merged ROOT (``_r``) / Parquet (``_p``) row."""
+    col, inverted = READ_QUANTITIES[quantity]
+    root, parquet = x[f"{col}_r"], x[f"{col}_p"]
+    return {"quantity": quantity,
+            **(ratio_interval(parquet, root) if inverted else ratio_interval(root, parquet)),
+            "n_repetitions": f"{len(x.rep_wall_r)}+{len(x.rep_wall_p)}"}
+
+
+def _ratio_rows(pair: dict, sizes: pd.DataFrame, reads: pd.DataFrame,
+                file_events: int) -> list[dict]:
     """One pairing's per-sample ratios: sizes at every cluster size, then (if reads were
-    measured) rates at every cluster size, thread count, selection and cache mode."""
+    measured) each of :data:`READ_QUANTITIES` at every cluster size, thread count, selection
+    and cache mode."""
     base = {"pair": pair["label"], "ttree": pair["ttree"]["variant"],
             "parquet": pair["parquet"]["variant"]}
     m = _side(sizes, pair["ttree"], False).merge(_side(sizes, pair["parquet"], False),
@@ -168,34 +431,82 @@ def _ratio_rows(pair: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> list[di
         _side(reads, pair["parquet"], True),
         on=["sample", "cluster_size", "threads", "selection", "mode"], suffixes=("_r", "_p"))
     for _, x in m.iterrows():
-        rows.append({**base, "cluster_size": x.cluster_size, "sample": x["sample"],
-                     "quantity": "rate", "selection": x.selection, "mode": x["mode"],
-                     "threads": x.threads,
-                     # ROOT rate / Parquet rate = Parquet time / ROOT time
-                     "ratio": x.median_s_p / x.median_s_r,
-                     "ttree_reader": pair["ttree"]["reader"],
-                     "parquet_reader": pair["parquet"]["reader"],
-                     "cold_verified": all_verified(pd.Series([x.cold_verified_r,
-                                                              x.cold_verified_p]))})
+        common = {**base, "cluster_size": x.cluster_size, "sample": x["sample"],
+                  "selection": x.selection, "mode": x["mode"], "threads": x.threads,
+                  "ttree_reader": pair["ttree"]["reader"],
+                  "parquet_reader": pair["parquet"]["reader"],
+                  "throughput_method_ttree": x.throughput_method_r,
+                  "throughput_method_parquet": x.throughput_method_p,
+                  "cold_verified": all_verified(pd.Series([x.cold_verified_r,
+                                                           x.cold_verified_p]))}
+        rows += [{**common, **_read_ratio(q, x),
+                  "file_events": file_events if q == "file_time" else None}
+                 for q in READ_QUANTITIES]
     return rows
 
 
+def _over_samples(g: pd.DataFrame) -> dict:
+    """One ratio row from its per-sample ratios: with one sample, its value and interval from
+    the repetitions; with several, their mean and its Student-t interval over samples."""
+    ok = g[g.ratio.notna()]
+    k = len(ok)
+    out = {"ratio_mean": ok.ratio.mean() if k else np.nan,
+           "ratio_std": float(ok.ratio.std(ddof=1)) if k > 1 else 0.0 if k else np.nan,
+           "n_samples": k, "ratio_lo": np.nan, "ratio_hi": np.nan, "coverage": np.nan,
+           "interval_method": ""}
+    if k == 1 and pd.notna(ok.ratio_lo.iloc[0]):
+        out.update(ratio_lo=ok.ratio_lo.iloc[0], ratio_hi=ok.ratio_hi.iloc[0],
+                   coverage=ok.coverage.iloc[0], interval_method="repetitions (1 sample)")
+    elif k > 1:
+        _, lo, hi = samples_interval(ok.ratio)
+        out.update(ratio_lo=lo, ratio_hi=hi, coverage=0.95,
+                   interval_method=f"samples (t, n={k})")
+    first = {c: g[c].dropna().iloc[0] if g[c].notna().any() else None
+             for c in ("ttree_reader", "parquet_reader", "file_events")}
+    return {**out, **first, "n_repetitions": joined(g.n_repetitions),
+            "throughput_method_ttree": joined(g.throughput_method_ttree),
+            "throughput_method_parquet": joined(g.throughput_method_parquet),
+            "cold_verified": all_verified(g.cold_verified)}
+
+
 def ratio_table(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
-    rows = [r for pair in plan["pairs"] for r in _ratio_rows(pair, sizes, reads)]
+    """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × mode
+    × threads × cluster size; ``file_time`` at the plan's ``file_events``."""
+    n = plan_record.file_events(plan)
+    reads = _with_repetition_values(_resolved(reads), n) if not reads.empty else reads
+    rows = [r for pair in plan["pairs"] for r in _ratio_rows(pair, sizes, reads, n)]
     if not rows:
-        return pd.DataFrame(columns=[*RATIO_KEYS, "ratio_mean", "ratio_std", "n_samples",
-                                     *RATIO_EXTRA])
-    df = pd.DataFrame(rows).reindex(columns=[*RATIO_KEYS, "sample", "ratio", *RATIO_EXTRA])
-    extra = df.groupby(RATIO_KEYS).agg(
-        ttree_reader=("ttree_reader", "first"), parquet_reader=("parquet_reader", "first"),
-        cold_verified=("cold_verified", all_verified)).reset_index()
-    return mean_std(df, RATIO_KEYS, "ratio").merge(extra, on=RATIO_KEYS, how="left")
+        return pd.DataFrame(columns=RATIO_COLUMNS)
+    df = pd.DataFrame(rows).reindex(columns=[*RATIO_COLUMNS, "sample", "ratio"])
+    out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g)}
+           for key, g in df.groupby(RATIO_KEYS, sort=True)]
+    return pd.DataFrame(out, columns=RATIO_COLUMNS).astype({"file_events": "Int64"})
+
+
+#: The parts of a warm read that ``formats`` shows per selection, as ``<selection>_warm_<part>``:
+#: what a short file and a long file each cost (a name not ending in ``_warm_s``, which is a
+#: read time).
+FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady")
+
+
+def _warm_parts(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per format × variant × reader × threads: each selection's warm time to the first event
+    and steady throughput."""
+    index = ["format", "variant", "reader", "threads"]
+    warm = rows[rows["mode"] == "warm"]
+    if warm.empty:
+        return pd.DataFrame(index=pd.MultiIndex.from_frame(rows[index].drop_duplicates()))
+    wide = warm.pivot_table(index=index, columns="selection", values=list(FORMAT_PARTS),
+                            aggfunc="first", dropna=False)[list(FORMAT_PARTS)]
+    wide.columns = [f"{sel}_warm_{part}" for part, sel in wide.columns]
+    return wide
 
 
 def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
     """One row per format × variant × reader × threads at the largest cluster size whose reads
     were measured (the largest written one if none were): normalised size, the read time of
-    each selection and cache mode, and the reader's peak memory over its post-import baseline.
+    each selection and cache mode, each selection's warm time to the first event and steady
+    throughput, and the reader's peak memory over its post-import baseline.
     """
     if rt.empty:
         largest = st.cluster_size.max()
@@ -211,7 +522,8 @@ def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
         rss_exact=("rss_exact", "all"), cold_verified=("cold_verified", all_verified))
     sizes = st[st.cluster_size == largest][["format", "variant", "cluster_size",
                                             "normalized_size_mean", "normalized_size_std"]]
-    return sizes.merge(wide.join(rss).reset_index(), on=["format", "variant"], how="left")
+    return sizes.merge(wide.join(_warm_parts(rows)).join(rss).reset_index(),
+                       on=["format", "variant"], how="left")
 
 
 def with_labels(plan: dict, df: pd.DataFrame) -> pd.DataFrame:
@@ -243,6 +555,7 @@ def sample_table(sizes: pd.DataFrame) -> pd.DataFrame:
 def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The tables that average over samples."""
     st = size_table(sizes)
+    reads = _resolved(reads)  # once, within the samples averaged together
     rt = read_table(reads) if not reads.empty else pd.DataFrame()
     return {"size": st, "groups": group_table(sizes), "reads": rt,
             "ratios": ratio_table(plan, sizes, reads), "formats": format_table(st, rt)}

@@ -41,10 +41,13 @@ TABLES = {
                        ("cluster_size", "threads", "rss_over_baseline_mb", "peak_rss_mb")),
     "ratios": TableSpec(("pair", "ttree", "parquet", "quantity", "selection", "mode",
                          "cold_verified"),
-                        ("threads", "cluster_size", "ratio_mean", "ratio_std", "n_samples")),
+                        ("threads", "cluster_size", "ratio_mean", "ratio_std", "n_samples"),
+                        # intervals and the file length: tables from before them lack them
+                        extra="ratio_lo|ratio_hi|coverage|file_events"),
     "formats": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
                                                  "normalized_size_std"),
-                         extra=r".+_(cold|warm)_s|rss_over_baseline_mb|peak_rss_mb|threads"),
+                         extra=r".+_(cold|warm)_s|.+_warm_(time_to_first_event_s|"
+                               r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|threads"),
     "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
                          ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
 }

@@ -13,6 +13,9 @@ import pandas as pd
 from analysis.report import plan_record
 from analysis.report.style import PALETTE
 
+#: Sample kinds in the order the tables list them (``tables.KINDS``).
+KINDS = ("real", "synthetic")
+
 
 def ordered(values: Iterable, order: Iterable) -> list:
     """``values`` in the order of ``order`` (the config's), unknown ones after, sorted."""

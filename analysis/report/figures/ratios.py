@@ -1,7 +1,17 @@
-"""``ratios``: ROOT read rate / Parquet read rate vs cluster size, per configured pairing, one
-panel per selection × cache mode: the 2018 study's rate-ratio figure, on today's libraries."""
+"""``ratios``: ROOT / Parquet vs cluster size, per configured pairing, one row of panels per
+selection: the steady throughput ratio and the whole-file time ratio at ``compare.file_events``
+events, each with its 95% interval (one column per cache mode). Two numbers because a user asks
+two questions: how fast does it read once reading (throughput), and what does a typical file
+cost me, set-up included (whole-file time). Tables from before those quantities draw the 2018
+study's read-rate ratio instead.
+
+A study of real and synthetic samples tabulated apart (a ``kind`` column) draws each kind with
+its own line style, so the two are never read as one curve.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,8 +28,32 @@ from analysis.report.figures.axes import (
     unverified,
 )
 from analysis.report.figures.inputs import Inputs
-from analysis.report.figures.order import ordered, selection_title, threads_label
+from analysis.report.figures.order import KINDS, ordered, selection_title, threads_label
 from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
+
+#: The throughput method of a read whose own marks gave it (no note needed).
+OWN_MARKS = "chunks after the first"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str  # the ``quantity`` of ratios.csv
+    ylabel: str
+    reading: str  # what the line at 1 separates
+
+
+def quantities(plan: dict) -> tuple[Quantity, ...]:
+    """The two ratios drawn, the whole-file one at the plan's file length (a ratio of
+    whole-file times means nothing without it)."""
+    n = plan_record.file_events(plan)
+    return (Quantity("throughput", "steady throughput, ROOT / Parquet",
+                     "1 = equal; > 1: ROOT faster"),
+            Quantity("file_time", f"whole-file time at {n:,} events, ROOT / Parquet",
+                     "1 = equal; < 1: ROOT faster"))
+
+
+#: What tables from before throughput and whole-file time are drawn with.
+RATE = Quantity("rate", "ROOT rate / Parquet rate", "1 = equal rates; > 1: ROOT faster")
 
 
 def ratio_unverified(ratios: pd.DataFrame) -> np.ndarray:
@@ -28,55 +62,130 @@ def ratio_unverified(ratios: pd.DataFrame) -> np.ndarray:
     return unverified(ratios.cold_verified)
 
 
+def error_bars(r: pd.DataFrame) -> np.ndarray:
+    """(2, n) distances below and above each ratio: its 95% interval where the table has one,
+    else ± the standard deviation over samples (tables from before intervals)."""
+    mean = r.ratio_mean.to_numpy(float)
+    std = r.ratio_std.fillna(0).to_numpy(float)
+    lo = r.ratio_lo.to_numpy(float) if "ratio_lo" in r else np.full(len(r), np.nan)
+    hi = r.ratio_hi.to_numpy(float) if "ratio_hi" in r else np.full(len(r), np.nan)
+    return np.vstack([np.where(np.isnan(lo), std, mean - lo),
+                      np.where(np.isnan(hi), std, hi - mean)])
+
+
 def _limits(r: pd.DataFrame) -> tuple[float, float]:
     """Log y around 1: a ratio of 0.05 and one of 20 are the same distance from equal."""
-    std = r.ratio_std.fillna(0)
-    lo = min(1.0, (r.ratio_mean - std).where(lambda v: v > 0, r.ratio_mean).min())
-    hi = max(1.0, (r.ratio_mean + std).max())
+    below, above = error_bars(r)
+    low = r.ratio_mean - below
+    lo = min(1.0, low.where(low > 0, r.ratio_mean).min())
+    hi = max(1.0, (r.ratio_mean + above).max())
     return lo / 1.3, hi * 1.3
+
+
+def _drawn(r: pd.DataFrame, plan: dict) -> tuple[Quantity, ...]:
+    """The quantities with a value to draw: throughput and whole-file time, else the rate."""
+    found = tuple(q for q in quantities(plan)
+                  if r[(r.quantity == q.name)].ratio_mean.notna().any())
+    return found or ((RATE,) if r[r.quantity == "rate"].ratio_mean.notna().any() else ())
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a panel: a pairing at a thread count (and sample kind)."""
+
+    pair: str
+    threads: float
+    kind: str | None
+
+
+def _series(r: pd.DataFrame, pairs: list[str]) -> list[Series]:
+    """Every line any panel may draw, in legend order, so that styles agree across panels."""
+    kinds = ordered(r.kind, KINDS) if "kind" in r else [None]
+    return [Series(p, t, k) for p in pairs for t in sorted(r.threads.unique()) for k in kinds]
+
+
+def _rows(d: pd.DataFrame, s: Series) -> pd.DataFrame:
+    keep = (d.pair == s.pair) & (d.threads == s.threads)
+    if s.kind is not None:
+        keep &= d.kind == s.kind
+    return d[keep & d.ratio_mean.notna()].sort_values("cluster_size")
+
+
+def _style(s: Series, series: list[Series], pairs: list[str]) -> dict:
+    """Colour and marker per pairing, line style per thread count and kind, a label naming
+    what differs."""
+    threads = sorted({x.threads for x in series})
+    kinds = list(dict.fromkeys(x.kind for x in series))
+    style = threads.index(s.threads) * len(kinds) + kinds.index(s.kind)
+    label = s.pair + (f", {threads_label(s.threads)}" if len(threads) > 1 else "") + \
+        (f", {s.kind} samples" if s.kind is not None and len(kinds) > 1 else "")
+    i = pairs.index(s.pair)
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": LINESTYLES[style % len(LINESTYLES)], "label": label}
+
+
+def _panel(ax, d: pd.DataFrame, series: list[Series], pairs: list[str]) -> None:
+    """One panel's lines, pairs side by side (a few percent apart), not on top of each other."""
+    for n, s in enumerate(series):
+        g = _rows(d, s)
+        if g.empty:
+            continue
+        st = _style(s, series, pairs)
+        dodge = 1.04 ** (n - (len(series) - 1) / 2)
+        points(ax, g.cluster_size * dodge, g.ratio_mean, error_bars(g), st["color"],
+               st["marker"], st["linestyle"], st["label"], g.hollow.to_numpy())
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     r = inp.tables["ratios"]
-    r = r[r.quantity == "rate"]
-    title = "ROOT / Parquet read-rate ratio"
-    if r.empty:
-        return message(title, "No read-rate ratios: no reads were measured on both sides of "
-                              "any configured ROOT / Parquet pairing."), []
+    title = "ROOT / Parquet read ratios"
+    drawn = _drawn(r, inp.plan)
+    if not drawn:
+        return message(title, "No read ratios: no reads were measured on both sides of any "
+                              "configured ROOT / Parquet pairing."), []
+    r = r[r.quantity.isin([q.name for q in drawn])]
     r = r.assign(hollow=ratio_unverified(r))
     pairs = ordered(r.pair, plan_record.pair_labels(inp.plan))
-    colors = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(pairs)}
-    threads = sorted(r.threads.unique())
+    series = _series(r, pairs)
     sels = ordered(r.selection, plan_record.selections(inp.plan))
     modes = ordered(r["mode"], MODES)
-    fig, axes = figure(len(sels), len(modes), 5.2, 4.0, sharey="row")
+    columns = [(q, mode) for q in drawn for mode in modes]
+    fig, axes = figure(len(sels), len(columns), 5.2, 4.0)
     for i, sel in enumerate(sels):
-        for j, mode in enumerate(modes):
+        for j, (q, mode) in enumerate(columns):
             ax = axes[i, j]
-            d = r[(r.selection == sel) & (r["mode"] == mode)]
-            for pair, th in [(p, t) for p in pairs for t in threads]:
-                g = d[(d.pair == pair) & (d.threads == th)].sort_values("cluster_size")
-                if g.empty:
-                    continue
-                k = threads.index(th)
-                label = pair + (f", {threads_label(th)}" if len(threads) > 1 else "")
-                # pairs side by side (a few percent apart), not on top of each other
-                dodge = 1.04 ** (pairs.index(pair) - (len(pairs) - 1) / 2)
-                points(ax, g.cluster_size * dodge, g.ratio_mean, g.ratio_std, colors[pair],
-                       MARKERS[pairs.index(pair) % len(MARKERS)],
-                       LINESTYLES[k % len(LINESTYLES)], label, g.hollow.to_numpy())
-            unit_line(ax, "1 = equal rates; > 1: ROOT faster")
+            mine = r[r.quantity == q.name]
+            _panel(ax, mine[(mine.selection == sel) & (mine["mode"] == mode)], series, pairs)
+            unit_line(ax, q.reading)
             cluster_axis(ax, r.cluster_size)
-            plain_log(ax, "y", *_limits(r))
+            plain_log(ax, "y", *_limits(mine[mine.ratio_mean.notna()]))
             ax.set_title(f"{selection_title(inp.plan, sel)}, {mode} cache", fontsize="medium")
-            if j == 0:
-                ax.set_ylabel("ROOT rate / Parquet rate")
+            ax.set_ylabel(q.ylabel)
     legend(fig, axes, r.hollow.any())
+    return fig, _notes(inp.plan, r, drawn)
+
+
+def _notes(plan: dict, r: pd.DataFrame, drawn: tuple[Quantity, ...]) -> list[str]:
     notes = ["readers: " + ", ".join(sorted({f"{p[side]['format']} {p[side]['reader']}"
-                                             for p in inp.plan["pairs"]
+                                             for p in plan["pairs"]
                                              for side in ("ttree", "parquet")}))]
     if r.cluster_size.nunique() == 1:
         notes.append(f"reads measured at one cluster size ({int(r.cluster_size.iloc[0]):,})")
-    if r.n_samples.max() <= 1:
-        notes.append("one sample: no error bars")
-    return fig, notes
+    if drawn == (RATE,):
+        notes.append("a table from before throughput and whole-file time: the whole read's "
+                     "rate ratio, ± std over samples"
+                     + ("; one sample: no error bars" if r.n_samples.max() <= 1 else ""))
+        return notes
+    if "interval_method" in r:
+        how = ", ".join(sorted(set(r.interval_method.dropna()) - {""}))
+        notes.append(f"error bars: 95% intervals from {how}" if how else "no intervals")
+    methods = {m for col in ("throughput_method_ttree", "throughput_method_parquet")
+               if col in r for cell in r[col].dropna() for m in str(cell).split("; ")}
+    if methods - {OWN_MARKS}:
+        notes.append("throughput not from the read's own chunks: "
+                     + "; ".join(sorted(methods - {OWN_MARKS})))
+    missing = int(r.ratio_mean.isna().sum())
+    if missing:
+        notes.append(f"{missing} ratios not drawn: a side's throughput could not be separated "
+                     "from its set-up (see ratios.csv)")
+    return notes

@@ -1,5 +1,6 @@
 """``size``: normalised size vs cluster size, one panel per codec family (zlib and gzip, both
-DEFLATE, share one), one line per format × variant: the 2018 study's first message."""
+DEFLATE, share one), one line per format × variant: the 2018 study's first message. Real and
+synthetic samples tabulated apart (a ``kind`` column) are one line each, in their own style."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from matplotlib.figure import Figure
 from analysis.codec import Variant
 from analysis.report.figures.axes import cluster_axis, grid_axes, points, size_limits, unit_line
 from analysis.report.figures.inputs import Inputs
-from analysis.report.figures.order import format_colors, names, ordered, sorted_rows
+from analysis.report.figures.order import KINDS, format_colors, names, ordered, sorted_rows
 from analysis.report.style import LINESTYLES, MARKERS, message
 
 CODEC_TITLES = {"none": "uncompressed", "deflate": "zlib / gzip (DEFLATE)",
@@ -28,14 +29,20 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     colors = format_colors(inp.plan, st.format)
     families = ordered(st.family, CODEC_ORDER)
     fig, axes = grid_axes(len(families), 5.0, 3.9)
+    kinds = ordered(st.kind, KINDS) if "kind" in st else []
     for ax, fam in zip(axes, families, strict=True):
         d = st[st.family == fam]
-        for (fmt, _), g in d.groupby(["format", "variant"], sort=False):
+        for key, g in d.groupby(["format", "variant", *(["kind"] if kinds else [])],
+                                sort=False):
+            fmt, kind = key[0], key[-1]
             rank = list(d[d.format == fmt].variant.unique()).index(g.variant.iloc[0])
+            style = kinds.index(kind) if kinds else rank
             g = g.sort_values("cluster_size")
             points(ax, g.cluster_size, g.normalized_size_mean, g.normalized_size_std,
-                   colors[fmt], MARKERS[rank % len(MARKERS)], LINESTYLES[rank % len(LINESTYLES)],
-                   g.name.iloc[0], np.zeros(len(g), bool))
+                   colors[fmt], MARKERS[rank % len(MARKERS)],
+                   LINESTYLES[style % len(LINESTYLES)],
+                   g.name.iloc[0] + (f", {kind} samples" if kinds else ""),
+                   np.zeros(len(g), bool))
         unit_line(ax, "1 = naive numpy size")
         size_limits(ax, d.normalized_size_mean, d.normalized_size_std)
         cluster_axis(ax, st.cluster_size)
@@ -43,6 +50,9 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         ax.set_title(CODEC_TITLES.get(fam, fam), fontsize="medium")
         ax.legend(loc="best", ncol=1 + len(d.name.unique()) // 5)
     notes = []
+    if kinds:
+        notes.append("real and synthetic samples averaged apart (tabulate.mix_kinds off): one "
+                     "line per kind, its line style, the kind named in the legend")
     if st.cluster_size.nunique() == 1:
         notes.append("one cluster size: points, not lines")
     if st.n_samples.max() <= 1:

@@ -1,5 +1,8 @@
 """``tradeoff``: normalised size vs read time, one point per format × variant (its default
-reader), with the Pareto front: what nothing else beats in both size and speed."""
+reader), with the Pareto front: what nothing else beats in both size and speed. Where the
+tables have a warm read's parts, two more panels: size vs time to the first event and size vs
+cost per event once reading, since a format can be best for short files and not for long
+ones."""
 
 from __future__ import annotations
 
@@ -53,6 +56,52 @@ def default_reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
     return sorted_rows(rows, plan).drop_duplicates(["format", "variant"])
 
 
+def x_panels(pts: pd.DataFrame, col: str, sel: str, mode: str) -> list[tuple[np.ndarray, str]]:
+    """The x of each panel, with its label: the read time, and for a warm read, where
+    ``formats.csv`` has them, what a short file costs (time to the first event) and what each
+    further event costs (1 / steady throughput): a format can win one and lose the other."""
+    panels = [(pts[col].to_numpy(float), "read time (s)")]
+    if mode != "warm":
+        return panels
+    first, steady = f"{sel}_warm_time_to_first_event_s", f"{sel}_warm_events_per_s_steady"
+    if first in pts and pts[first].notna().any():
+        panels.append((pts[first].to_numpy(float),
+                       "time to the first event (s): open + set-up"))
+    if steady in pts and pts[steady].notna().any():
+        panels.append((1e6 / pts[steady].to_numpy(float),
+                       "µs per event once reading (1 / steady throughput)"))
+    return panels
+
+
+def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str],
+           hollow: np.ndarray) -> None:
+    """Size against one x: the Pareto front, every point, the front's points outlined and
+    named."""
+    y = pts.normalized_size_mean.to_numpy(float)
+    front = pareto_front(x, y)
+    order = np.argsort(x[front])
+    ax.step(x[front][order], y[front][order], where="post", color="black", alpha=0.3,
+            linewidth=4, zorder=0, label="Pareto front: nothing is both smaller and faster")
+    for i, p in enumerate(pts.itertuples()):
+        if np.isnan(x[i]):
+            continue
+        on = bool(front[i])
+        rank = list(pts[pts.format == p.format].variant).index(p.variant)
+        ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
+                    color=colors[p.format], capsize=2)
+        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)], linestyle="none",
+                markersize=10 if on else 7, color=colors[p.format],
+                markerfacecolor="white" if hollow[i] else colors[p.format],
+                markeredgecolor="black" if on else colors[p.format], label=p.name)
+        if on:
+            ax.annotate(p.name, (x[i], y[i]), xytext=(6, 4), textcoords="offset points",
+                        fontsize=7, fontweight="bold")
+    timed = x[~np.isnan(x)]
+    plain_log(ax, "x", timed.min() / 1.25, timed.max() * 1.25)
+    unit_line(ax, "1 = naive numpy size")
+    size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
+
+
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     ft = inp.tables["formats"]
     title = "Size vs read time"
@@ -62,39 +111,24 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     col, sel, mode = chosen
     pts = default_reader_rows(ft, col, inp.plan)
     pts = pts.assign(name=names(pts) + " [" + pts.reader + "]")
-    x, y = pts[col].to_numpy(float), pts.normalized_size_mean.to_numpy(float)
-    front = pareto_front(x, y)
     hollow = unverified(pts.cold_verified) if mode == "cold" and "cold_verified" in pts \
         else np.zeros(len(pts), bool)
     colors = format_colors(inp.plan, pts.format)
-    fig, axes = figure(1, 1, 8.0, 6.0)
-    ax = axes[0, 0]
-    order = np.argsort(x[front])
-    ax.step(x[front][order], y[front][order], where="post", color="black", alpha=0.3,
-            linewidth=4, zorder=0, label="Pareto front: nothing is both smaller and faster")
-    for i, p in enumerate(pts.itertuples()):
-        on = bool(front[i])
-        rank = list(pts[pts.format == p.format].variant).index(p.variant)
-        ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
-                    color=colors[p.format], capsize=2)
-        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)], linestyle="none",
-                markersize=10 if on else 7, color=colors[p.format],
-                markerfacecolor="white" if hollow[i] else colors[p.format],
-                markeredgecolor="black" if on else colors[p.format],
-                label=p.name + (" (front)" if on else ""))
-        if on:
-            ax.annotate(p.name, (x[i], y[i]), xytext=(6, 4), textcoords="offset points",
-                        fontsize=7, fontweight="bold")
-    timed = x[~np.isnan(x)]
-    plain_log(ax, "x", timed.min() / 1.25, timed.max() * 1.25)
-    unit_line(ax, "1 = naive numpy size")
-    size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
-    ax.set_xlabel(f"read time (s), {selection_title(inp.plan, sel)}, {mode} cache")
-    ax.set_ylabel("normalized size (file / naive)")
-    ax.set_title(f"{title}, cluster size {int(pts.cluster_size.max()):,}: lower left is better",
-                 fontsize="medium")
+    panels = x_panels(pts, col, sel, mode)
+    fig, axes = figure(1, len(panels), 8.0 if len(panels) == 1 else 6.0, 6.0, sharey=True)
+    for ax, (x, xlabel) in zip(axes[0], panels, strict=True):
+        _panel(ax, x, pts, colors, hollow)
+        ax.set_xlabel(xlabel)
+    axes[0, 0].set_ylabel("normalized size (file / naive)")
+    fig.suptitle(f"{title}, {selection_title(inp.plan, sel)}, {mode} cache, cluster size "
+                 f"{int(pts.cluster_size.max()):,}: lower left is better", fontsize="medium")
     legend(fig, axes, hollow.any())
-    return fig, _untimed_notes(ft, pts, col)
+    notes = _untimed_notes(ft, pts, col)
+    if len(panels) > 1:
+        notes.append(f"other panels: {sel}_warm_time_to_first_event_s and 1e6 / "
+                     f"{sel}_warm_events_per_s_steady of formats.csv (how each throughput was "
+                     "found: reads.csv)")
+    return fig, notes
 
 
 def _untimed_notes(ft: pd.DataFrame, pts: pd.DataFrame, col: str) -> list[str]:
