@@ -178,12 +178,13 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     """Everything a run would refuse, refused now; then what the run will cost, and where that
     exceeds this machine (warnings only: the run may go to a batch cluster)."""
     from analysis.plan import config as cfg
-    from analysis.plan import resources
+    from analysis.plan import cost, resources
 
     c = cfg.load(a.config)
     est = resources.whole_study(c)
     print(f"{a.config}: valid; {len(c['samples'])} samples")
     print(est.describe())
+    print(cost.whole(c).describe())
     for w in resources.machine_warnings(est, c):
         print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
 

@@ -40,9 +40,10 @@ from analysis.errors import ConfigError, InputError
 from analysis.formats.base import Reader
 from analysis.measure.reads import ALL, ReadSpec, spawn_reads, zip_bytes_of
 from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
-from analysis.measure.timing import Stopping, summarize
+from analysis.measure.timing import Stopping
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
+from analysis.stats import summarize
 
 #: The file read where it lies, from the page cache: not a storage class, the baseline.
 PAGE_CACHE = "page-cache"

@@ -42,11 +42,11 @@ from analysis.measure.reads import (
     start_read_peak,
     zip_bytes_of,
 )
-from analysis.measure.timing import summarize
 from analysis.provenance import collect
 from analysis.queries import tasks as T
 from analysis.queries.reference import compare, summary
 from analysis.samples.source import read_source_meta
+from analysis.stats import summarize
 
 REFERENCE_KEYS = ("sample", "n_events", "tasks")
 

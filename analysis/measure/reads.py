@@ -47,9 +47,10 @@ from analysis.formats.root.ttree import is_url
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
 from analysis.measure.storage import counters
-from analysis.measure.timing import Stopping, median_interval, parts_of, repeat, summarize
+from analysis.measure.timing import Stopping, repeat
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
+from analysis.stats import median_interval, parts_of, summarize
 
 MODES = ("cold", "warm")
 ALL = "*"

@@ -49,8 +49,8 @@ from analysis.errors import HepfmtError, InputError, VerificationError
 from analysis.formats.root.backend import TREE, root
 from analysis.measure import isolated
 from analysis.measure.pagecache import resident_pages
-from analysis.measure.timing import summarize
 from analysis.provenance import collect
+from analysis.stats import summarize
 
 MIN_REPETITIONS = 5
 MODES = ("memory", "disk")

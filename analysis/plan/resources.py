@@ -6,43 +6,27 @@ stage scale with the events and branches it handles, so they are computed from t
 rather than fixed per rule: the same workflow asks for seconds on the test study and hours on
 the 2018 study.
 
-The constants are measurements on the reference laptop (2 cores, Debian 12, ROOT 6.40, pyarrow
-26) with the 1499-branch NanoAOD schema, scaled linearly by events × branches; memory gets
-``MEM_SAFETY`` headroom and time ``TIME_SAFETY`` (batch nodes are often slower per core and
-busier than a laptop, and a killed job costs more than a generous request).
+Time comes from the parts of each job measured in :mod:`.cost` (start-ups, per-file open and
+set-up, steady throughputs per reader and format), memory from measurements on the reference
+laptop (2 cores, Debian 12, ROOT 6.40, pyarrow 26) with the 1499-branch NanoAOD schema, scaled
+linearly by events × branches; memory gets ``MEM_SAFETY`` headroom and time ``TIME_SAFETY``
+(batch nodes are often slower per core and busier than a laptop, and a killed job costs more
+than a generous request).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from analysis.codec import Variant
-from analysis.plan import selections, study
+from analysis.plan import cost, study
+from analysis.plan.cost import IMPORTED_EVENTS, NANOAOD_BRANCHES, branch_count, sample_events
 
-#: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file).
-NANOAOD_BRANCHES = 1499
-#: A sample imported from a real file has no event count in the config: assume a NanoAOD chunk.
-IMPORTED_EVENTS = 200_000
+__all__ = ["IMPORTED_EVENTS", "NANOAOD_BRANCHES", "branch_count", "sample_events"]  # re-exported
 
-# Throughputs in branch values (events × branches) per second, single core.
-GENERATE_RATE = 10_000 * NANOAOD_BRANCHES  # ~10,000 events/s
-WRITE_RATE = {"ttree": 2_000 * NANOAOD_BRANCHES,  # TTree::Fill ≈ 280 µs/event, not the codec
-              "parquet": 10_000 * NANOAOD_BRANCHES,
-              "rntuple": 2_500 * NANOAOD_BRANCHES}  # RNTupleWriter: 2,700-4,200 events/s
-#: Slow codecs add their own time, in MB of naive data per second (level-independent upper
-#: bounds: lzma-9 3.7 MB/s, gzip-6 15, zlib-1 60, brotli-5 46); lz4, zstd and snappy are lost in
-#: the writers' own time.
-CODEC_MB_PER_S = {"lzma": 3, "gzip": 12, "zlib": 30, "brotli": 30}
-NAIVE_BYTES = 3.1  # per branch value, as the study counts them (~4.6 kB/event at 1499 branches)
-READ_RATE = 2_000 * NANOAOD_BRANCHES  # RDataFrame reading every branch: the slowest reader
-READ_EVENT_S = 1 / 10_000  # per-event floor of narrow reads (uproot, 10 branches: 12,000/s)
-PROCESS_START_S = 15  # a fresh interpreter importing ROOT / pyarrow
 JOB_START_S = 60  # Snakemake starting inside a batch job (~12 s on a local SLURM) and staging
 
 # Memory in MB: a process's base, plus bytes per branch value held at once.
@@ -97,7 +81,7 @@ def _estimate(base_mb: float, held_values: float, held_bytes: float, seconds: fl
 def generate(n_events: int, n_branches: int) -> Estimate:
     values = n_events * n_branches
     return _estimate(BASE_MB["generate"], values, GENERATE_BYTES,
-                     PROCESS_START_S + values / GENERATE_RATE, values, SOURCE_BYTES)
+                     cost.generate_seconds(n_events, n_branches), values, SOURCE_BYTES)
 
 
 def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
@@ -106,26 +90,19 @@ def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
     cluster size; time follows the events, and the codec when it is a slow one."""
     held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
     values = n_events * n_branches
-    codec = Variant.of(variant).algorithm
-    seconds = (PROCESS_START_S + values / WRITE_RATE.get(fmt, WRITE_RATE["ttree"])
-               + values * NAIVE_BYTES / 1e6 / CODEC_MB_PER_S.get(codec, math.inf))
     return _estimate(BASE_MB.get(fmt, BASE_MB["ttree"]), min(cluster_size, n_events) * n_branches,
-                     held, seconds, values, FILE_BYTES)
+                     held, cost.write_seconds(fmt, variant, n_events, n_branches), values,
+                     FILE_BYTES)
 
 
-def measure(n_events: int, n_branches: int, n_readers: int, selection_branches: list[int],
-            reads_per_selection: int) -> Estimate:
-    """Every (reader, selection) is a fresh process that reads the file ``reads_per_selection``
-    times (one untimed priming read, then the repetitions of each cache mode)."""
-    seconds = n_readers * sum(
-        PROCESS_START_S + reads_per_selection * n_events * (b / READ_RATE + READ_EVENT_S)
-        for b in selection_branches)
-    widest = max(selection_branches, default=n_branches)
+def measure(n_events: int, widest: int, seconds: float) -> Estimate:
+    """Memory: the widest selection held at once; time: the job's parts
+    (:func:`cost.measure_job`)."""
     return _estimate(BASE_MB["measure"], n_events * widest, READ_BYTES, seconds)
 
 
 def tabulate(n_records: int) -> Estimate:
-    return _estimate(BASE_MB["tabulate"], n_records, 100_000, PROCESS_START_S + n_records / 50)
+    return _estimate(BASE_MB["tabulate"], n_records, 100_000, cost.tabulate_seconds(n_records))
 
 
 def measure_threads(cores: int | None, reader_threads: int) -> int:
@@ -133,24 +110,6 @@ def measure_threads(cores: int | None, reader_threads: int) -> int:
     (no other job may disturb a timing), the readers' own threads on a cluster (``cores`` is
     None there), where the profile asks the batch system for an exclusive node instead."""
     return max(cores or reader_threads, 1)
-
-
-@lru_cache(maxsize=8)
-def _branches_in(path: str) -> int:
-    try:
-        return len(json.loads(Path(path).read_text())["branches"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return NANOAOD_BRANCHES  # an unreadable model is reported by the job that uses it
-
-
-def branch_count(config: Mapping) -> int:
-    """Branches per event: those of the config's value model, else the built-in NanoAOD's."""
-    path = config.get("model") or config.get("schema")
-    return _branches_in(str(path)) if path and "://" not in str(path) else NANOAOD_BRANCHES
-
-
-def sample_events(config: Mapping, sample: str) -> int:
-    return int(config["samples"][sample].get("n_events", IMPORTED_EVENTS))
 
 
 def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
@@ -165,23 +124,18 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
     if rule == "generate":
         return generate(sample_events(config, wildcards["sample"]), branches)
     if rule == "convert":
-        return convert(study.adapter(config, wildcards["format"]), wildcards["variant"],
+        return convert(study.adapter(dict(config), wildcards["format"]), wildcards["variant"],
                        sample_events(config, wildcards["sample"]), int(wildcards["cluster"]),
                        branches)
     if rule == "measure":
-        m = config["measure"]
-        plan = study.read_plan(config) if read_plan is None else read_plan
-        readers = study.file_readers(plan, study.spec_of(config, wildcards))
-        resolved = selections.for_sample(config, wildcards["sample"])
-        return measure(sample_events(config, wildcards["sample"]), branches,
-                       len(readers) * len(study.thread_counts(config)),
-                       [branches if sel == "*" else len(resolved[name] or sel)
-                        for name, sel in m["selections"].items()],
-                       1 + m["repetitions"] * len(m["modes"]))
+        plan = study.read_plan(dict(config)) if read_plan is None else read_plan
+        spec = study.spec_of(dict(config), wildcards)
+        job = cost.measure_job(config, spec, study.file_readers(plan, spec))
+        return measure(sample_events(config, spec.sample),
+                       max(cost.selection_widths(config, spec.sample), default=branches),
+                       job.total_s)
     if rule == "tabulate":
-        n_files = len(config["samples"]) * len(config["cluster_sizes"]) * sum(
-            len(f["variants"]) for f in config["formats"].values())
-        return tabulate(2 * n_files)
+        return tabulate(2 * len(study.files(dict(config))))
     raise KeyError(f"no resource estimate for rule {rule!r}")
 
 

@@ -40,9 +40,9 @@ import pandas as pd
 from analysis import records
 from analysis.atomic import write_json
 from analysis.errors import InputError
-from analysis.measure.timing import fit_fixed_cost, median_interval, parts, parts_of
 from analysis.report import plan_record, sections
 from analysis.report.documents import merged_provenance, provenance_lines, write_csv, write_doc
+from analysis.stats import fit_fixed_cost, median_interval, parts, parts_of
 
 KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]

@@ -7,15 +7,8 @@ import itertools
 
 import pytest
 
-from analysis.measure.timing import (
-    Stopping,
-    fit_fixed_cost,
-    median_interval,
-    parts,
-    parts_of,
-    repeat,
-    sharp,
-)
+from analysis.measure.timing import Stopping, repeat
+from analysis.stats import fit_fixed_cost, median_interval, parts, parts_of, sharp
 
 
 def test_median_interval_is_the_order_statistics_of_binomial_coverage() -> None:

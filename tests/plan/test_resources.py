@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 import yaml
 
 from analysis.plan import config as cfg
+from analysis.plan import cost
 from analysis.plan import resources as r
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,8 +34,10 @@ def test_ttree_writes_take_longer_than_parquet_and_scale_with_events_and_branche
     tt = r.convert("ttree", "zstd-5", 1_000_000, 1_000, 1499)
     pq = r.convert("parquet", "zstd-3", 1_000_000, 1_000, 1499)
     assert tt.runtime > 2 * pq.runtime
-    # 1e6 events at ~2000 events/s: 500 s of work, 75 s of start-up, ×3 headroom
-    assert tt.runtime == pytest.approx(3 * (60 + 15 + 500) / 60, abs=1)
+    # the measured parts, the batch job's start-up and ×3 headroom
+    w = cost.WRITES["ttree"]
+    assert tt.cpu_s == pytest.approx(w.fixed_s + 1_000_000 / w.events_per_s)
+    assert tt.runtime == math.ceil(r.TIME_SAFETY * (r.JOB_START_S + tt.cpu_s) / 60)
     assert r.convert("ttree", "zstd-5", 4_000_000, 1_000, 1499).runtime > 3 * tt.runtime
     assert r.convert("ttree", "zstd-5", 1_000_000, 1_000, 150).runtime < tt.runtime
 
@@ -50,14 +54,11 @@ def test_tiny_jobs_still_get_a_minimum_runtime() -> None:
     assert r.generate(100, 10).runtime == r.MIN_RUNTIME_MIN
 
 
-def test_measure_time_counts_every_read_of_every_reader_and_selection() -> None:
-    one = r.measure(200_000, 1499, 1, [1499], 11)
-    assert r.measure(200_000, 1499, 2, [1499], 11).runtime > 1.8 * one.runtime
-    assert r.measure(200_000, 1499, 1, [1499], 21).runtime > 1.8 * one.runtime
-    # a narrow selection is cheaper, but not free: the per-event floor
-    assert r.measure(200_000, 1499, 1, [10], 11).runtime < one.runtime / 3
-    # memory: the widest selection held at once
-    assert r.measure(200_000, 1499, 1, [10, 1499], 11).mem_mb == one.mem_mb
+def test_a_measurement_asks_for_its_parts_with_headroom_and_its_widest_selection() -> None:
+    one = r.measure(200_000, 1499, 600.0)
+    assert one.cpu_s == 600.0
+    assert one.runtime == math.ceil(r.TIME_SAFETY * (r.JOB_START_S + 600) / 60)
+    assert r.measure(200_000, 10, 600.0).mem_mb < one.mem_mb / 3  # memory: the widest selection
 
 
 def test_measurement_threads_locally_and_on_a_cluster() -> None:
@@ -108,13 +109,13 @@ def test_a_measurement_is_sized_for_the_readers_the_read_plan_gives_its_file() -
     assert study.file_readers(plan, compare_only) == ["rdf"]
     assert len(study.file_readers(plan, both)) == 3
 
-    m = c["measure"]
-    expected = [r.measure(200_000, r.NANOAOD_BRANCHES, n, [10, r.NANOAOD_BRANCHES],
-                          1 + m["repetitions"] * len(m["modes"])) for n in (1, 3)]
+    expected = [r.measure(200_000, r.NANOAOD_BRANCHES, cost.measure_job(c, f, readers).total_s)
+                for f, readers in ((compare_only, ["rdf"]),
+                                   (both, ["rdf", "uproot", "ttreereader"]))]
     assert r.for_job("measure", c, compare_only.wildcards, plan) == expected[0]
     assert r.for_job("measure", c, both.wildcards, plan) == expected[1]
     assert r.for_job("measure", c, compare_only.wildcards) == expected[0]  # plan computed
-    assert 2 * expected[0].runtime < expected[1].runtime
+    assert expected[0].runtime < expected[1].runtime
 
 
 def test_an_imported_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.measure.timing import median_interval, parts_of, summarize
 from analysis.report.tables import (
     load_reads,
     ratio_interval,
@@ -20,6 +19,7 @@ from analysis.report.tables import (
     steady_throughput,
     tabulate,
 )
+from analysis.stats import median_interval, parts_of, summarize
 
 #: The artificial reader: open + set-up before the first event, then a fixed cost per event.
 OPEN, SETUP, COST = 0.1, 0.4, 1e-4

@@ -1,0 +1,391 @@
+"""CPU time of a study, summed from the parts of each job, measured once on one machine.
+
+A read's time is not proportional to its events: a process pays its imports once, a file its
+open and set-up once per pass, and only then do events stream at a steady rate. A measurement
+job reads each file many times (one untimed proof, then repetitions per cache mode, as many as
+``measure.budget_s`` allows), so a guess in events × branches is off by the fixed parts times the
+passes. Every constant below is one of those parts, measured by hepfmt itself (``hepfmt measure``
+records open_s, setup_s and events_per_s_steady per read); the study's estimate walks the
+planner's own jobs (:func:`study.files`, :func:`study.read_plan`, :func:`study.queries`,
+:func:`metagrid.files`), so it follows every sub-grid the planner honours. Batch requests
+(:mod:`.resources`) take the same per-job seconds and add their headroom.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from analysis.codec import Variant
+from analysis.metastudy.widefiles import Layout
+from analysis.plan import metagrid, selections, study
+
+#: Where and how every part below was measured (on 2026-11-24, one job at a time, while another
+#: session's short benchmark sometimes ran on the second core).
+MACHINE = ("2-core Intel Xeon VM (23.5 GiB, ext4), ROOT 6.40, pyarrow 26.0.1, uproot 5.7.7, "
+           "1499-branch NanoAOD schema")
+WHERE = "analysis/plan/cost.py"
+
+#: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file): the parts' width.
+NANOAOD_BRANCHES = 1499
+#: A sample imported from a real file has no event count in the config: assume a NanoAOD chunk.
+IMPORTED_EVENTS = 200_000
+#: Branches of the narrow selection the "ten" parts were measured with (measure.selections.ten).
+TEN = 10
+
+
+@dataclass(frozen=True)
+class ReadParts:
+    """One pass over a file: open, set-up (to the first event at speed), steady throughput."""
+
+    open_s: float
+    setup_s: float
+    events_per_s: float
+
+    def seconds(self, n_events: int) -> float:
+        return self.open_s + self.setup_s + n_events / self.events_per_s
+
+
+# Reads: DYJetsToLL, 20000 events, seed 1, written by `hepfmt convert --cluster-size 2000`
+# (ttree/rntuple zstd-5 with 32000-byte baskets/pages, parquet/feather zstd-3, hdf5 gzip-4, lance
+# and vortex default), timed by `hepfmt measure --modes warm --repetitions 3` per reader with
+# --selection ten=<measure.selections.ten> or all=*. Readers that mark 10 chunks (rdf,
+# ttreereader, pyarrow, RNTuple rdf, lance: 5) give the parts directly (medians over the
+# repetitions); readers that read a file in one go (uproot, awkward, polars, duckdb, h5py, vortex)
+# from a straight line through reads of 4000- and 20000-event files
+# (analysis.measure.timing.fit_fixed_cost), the fixed part split at their open mark.
+READS: dict[tuple[str, str], dict[str, ReadParts]] = {
+    ("rdf", "ttree"): {"ten": ReadParts(0.010, 0.007, 1_650_000),
+                       "all": ReadParts(0.30, 0.67, 4_170)},
+    ("ttreereader", "ttree"): {"ten": ReadParts(0.007, 0.007, 1_680_000),
+                               "all": ReadParts(0.085, 0.62, 5_660)},
+    ("uproot", "ttree"): {"ten": ReadParts(0.26, 0.0, 780_000),
+                          "all": ReadParts(0.27, 0.87, 36_500)},
+    ("rdf", "rntuple"): {"ten": ReadParts(0.012, 0.0004, 1_770_000),
+                         "all": ReadParts(0.089, 0.0085, 10_700)},
+    ("uproot", "rntuple"): {"ten": ReadParts(0.0005, 1.70, 80_500),
+                            "all": ReadParts(0.0007, 1.41, 3_790)},
+    ("pyarrow", "parquet"): {"ten": ReadParts(0.016, 0.0002, 2_260_000),
+                             "all": ReadParts(0.012, 0.0, 29_200)},
+    ("awkward", "parquet"): {"ten": ReadParts(0.0, 0.061, 1_120_000),
+                             "all": ReadParts(0.0, 0.108, 31_100)},
+    ("polars", "parquet"): {"ten": ReadParts(0.0, 0.0041, 1_660_000),
+                            "all": ReadParts(0.0, 0.013, 64_800)},
+    ("duckdb", "parquet"): {"ten": ReadParts(0.017, 0.006, 347_000),
+                            "all": ReadParts(0.044, 0.061, 42_100)},
+    ("pyarrow", "feather"): {"ten": ReadParts(0.0012, 0.0002, 2_690_000),
+                             "all": ReadParts(0.0021, 0.0, 53_600)},
+    ("h5py", "hdf5"): {"ten": ReadParts(0.0002, 0.0014, 1_960_000),
+                       "all": ReadParts(0.0004, 0.171, 56_900)},
+    ("lance", "lance"): {"ten": ReadParts(0.012, 0.0038, 6_650_000),
+                         "all": ReadParts(0.013, 0.21, 122_900)},
+    ("vortex", "vortex"): {"ten": ReadParts(0.0017, 0.0007, 2_410_000),
+                           "all": ReadParts(0.0038, 0.0, 65_800)},
+}
+# Per measurement job: the CLI, the zip-bytes child that opens the file, provenance: 4 readers
+# of one Parquet file in one job took 3.0 s less than in 4 jobs, 3 of one TTree 3.2 s less.
+FILE_OVERHEAD_S = {"ttree": 1.6, "rntuple": 1.6}
+FILE_OVERHEAD_DEFAULT_S = 1.0
+# Per reader process (imports, ROOT's library load, prepare): one job's wall time minus its
+# timed reads, the proof read (one read) and the job's FILE_OVERHEAD_S.
+START_S: dict[tuple[str, str], float] = {
+    ("rdf", "ttree"): 1.15, ("ttreereader", "ttree"): 1.0, ("uproot", "ttree"): 0.6,
+    ("rdf", "rntuple"): 1.35, ("uproot", "rntuple"): 1.5,
+    ("pyarrow", "parquet"): 0.4, ("awkward", "parquet"): 0.3, ("polars", "parquet"): 0.6,
+    ("duckdb", "parquet"): 0.5, ("pyarrow", "feather"): 0.3, ("h5py", "hdf5"): 0.05,
+    ("lance", "lance"): 0.9, ("vortex", "vortex"): 1.5,
+}
+
+
+@dataclass(frozen=True)
+class WriteParts:
+    """``hepfmt convert`` of one file: a fixed part (start-up, open, close) plus events at a
+    steady rate, with the codec of ``variant`` (a slower codec adds :data:`CODEC_MB_PER_S`)."""
+
+    fixed_s: float
+    events_per_s: float
+    variant: str
+
+
+# Wall time of `hepfmt convert --cluster-size 2000` of the 4000- and 20000-event DYJetsToLL
+# samples (a straight line through the two), with the config/default.yaml writer options.
+WRITES = {
+    "ttree": WriteParts(2.85, 2_585, "zstd-5"),
+    "rntuple": WriteParts(2.82, 3_840, "zstd-5"),
+    "parquet": WriteParts(0.56, 10_400, "zstd-3"),
+    "feather": WriteParts(0.42, 12_500, "zstd-3"),
+    "hdf5": WriteParts(1.33, 6_450, "gzip-4"),
+    "lance": WriteParts(0.67, 8_700, "default"),
+    "vortex": WriteParts(1.64, 27_000, "default"),
+}
+#: Slow codecs add their own time, in MB of naive data per second (level-independent upper
+#: bounds from earlier runs: lzma-9 3.7 MB/s, gzip-6 15, zlib-1 60, brotli-5 46); lz4, zstd and
+#: snappy are lost in the writers' own time.
+CODEC_MB_PER_S = {"lzma": 3, "gzip": 12, "zlib": 30, "brotli": 30}
+NAIVE_BYTES = 3.1  # per branch value, as the study counts them (~4.6 kB/event at 1499 branches)
+#: `hepfmt generate` of 20000 DYJetsToLL events: 0.94 s (0.66 s of it generating).
+GENERATE = WriteParts(0.3, 30_000, "none")
+
+
+@dataclass(frozen=True)
+class QueryParts:
+    """One engine's process on one file: start-up (imports, ROOT's JIT of the tasks, the
+    reference), then each ADL task at a rate of events per second."""
+
+    start_s: float
+    events_per_s: float  # per task, the mean over tasks 1-8
+
+
+# `hepfmt query --tasks 1,...,8 --modes warm --repetitions 5` on the 20000-event files above:
+# start = wall - 6 runs of every task's median; rate = 8 × 20000 / sum of the task medians.
+QUERIES = {
+    ("awkward", "parquet"): QueryParts(2.3, 108_800),
+    ("duckdb", "parquet"): QueryParts(2.2, 115_100),
+    ("polars", "parquet"): QueryParts(2.1, 378_000),
+    ("rdataframe", "ttree"): QueryParts(8.3, 434_800),
+    ("awkward", "ttree"): QueryParts(2.8, 60_600),
+}
+#: Formats whose queries were not timed, costed as the format whose engines read them alike.
+QUERY_AS = {"rntuple": "ttree", "feather": "parquet"}
+#: `hepfmt query-reference` of the 20000 events, whole command: 3.4 s.
+REFERENCE_EVENTS_PER_S = 5_950
+
+# Metadata decodes: slopes (µs per column) of the median decode time against columns, 10 to
+# 10000 columns, from results/reference/default/metadata/metadata.csv (`make reference` on the
+# same VM type, reported then as a 2-core AMD EPYC). arrow-rs decodes with and without the page
+# index in one process. TTree's grows faster than linearly above 10000 columns (README), where
+# config/paper.yaml stops it.
+METADATA_US_PER_COLUMN = {"pyarrow": 15.5, "arrow-rs": 23.7, "root-ttree": 37.7,
+                          "root-rntuple": 21.4, "uproot-ttree": 160, "uproot-rntuple": 291}
+#: The process of each implementation, as its library's reader above (arrow-rs: a Rust binary).
+METADATA_START_S = {"pyarrow": 0.4, "arrow-rs": 0.1, "root-ttree": 1.15, "root-rntuple": 1.35,
+                    "uproot-ttree": 0.6, "uproot-rntuple": 1.5}
+METADATA_MIN_REPETITIONS = 5  # analysis.metastudy.decode.MIN_REPETITIONS
+#: Not measured: a tabulation's start-up and its time per record.
+TABULATE_START_S, TABULATE_RECORDS_PER_S = 15, 50
+
+
+# --- the study's numbers ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _branches_in(path: str) -> int:
+    import json
+
+    try:
+        return len(json.loads(Path(path).read_text())["branches"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return NANOAOD_BRANCHES  # an unreadable model is reported by the job that uses it
+
+
+def branch_count(config: Mapping) -> int:
+    """Branches per event: those of the config's value model, else the built-in NanoAOD's."""
+    path = config.get("model") or config.get("schema")
+    return _branches_in(str(path)) if path and "://" not in str(path) else NANOAOD_BRANCHES
+
+
+def sample_events(config: Mapping, sample: str) -> int:
+    return int(config["samples"][sample].get("n_events", IMPORTED_EVENTS))
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+def _slowest(parts: dict, at_events: int = 1_000_000):
+    return max(parts, key=lambda k: parts[k]["all"].seconds(at_events))
+
+
+def read_parts(reader: str, adapter: str) -> dict[str, ReadParts]:
+    """The measured parts, else (a reader or format not measured here) those of the slowest
+    reader of the same format, else of the slowest reader measured: an estimate errs long."""
+    if (reader, adapter) in READS:
+        return READS[(reader, adapter)]
+    same = {k: v for k, v in READS.items() if k[1] == adapter}
+    return READS[_slowest(same or READS)]
+
+
+def _between(a: float, b: float, frac: float) -> float:
+    return a + frac * (b - a)
+
+
+def read_seconds(reader: str, adapter: str, n_events: int, selected: int) -> float:
+    """One pass reading ``selected`` branches: the "ten" and "all" parts interpolated linearly
+    in the branch count (per-event time and fixed parts alike), below ten scaled down."""
+    p = read_parts(reader, adapter)
+    ten, full = p["ten"].seconds(n_events), p["all"].seconds(n_events)
+    if selected <= TEN:
+        return ten * selected / TEN
+    return _between(ten, full, (selected - TEN) / (NANOAOD_BRANCHES - TEN))
+
+
+def repetitions(read_s: float, measure: Mapping) -> int:
+    """Timed repetitions of one read in one cache mode, at most: until ``budget_s`` is spent,
+    between ``min_repetitions`` and ``repetitions`` (an earlier stop, once the median is sharp,
+    is not foreseeable)."""
+    lo, hi = measure.get("min_repetitions", 3), measure["repetitions"]
+    by_budget = math.ceil(measure.get("budget_s", 10) / read_s) if read_s > 0 else hi
+    return max(lo, min(hi, by_budget))
+
+
+@dataclass(frozen=True)
+class MeasureCost:
+    """One measurement job in seconds: process start-ups (and the job's own), the untimed proof
+    reads, the timed repetitions."""
+
+    start_s: float
+    proof_s: float
+    timed_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.start_s + self.proof_s + self.timed_s
+
+
+def selection_widths(config: Mapping, sample: str) -> list[int]:
+    """Branches each of ``measure.selections`` reads on ``sample``."""
+    branches = branch_count(config)
+    resolved = selections.for_sample(config, sample)
+    return [branches if sel == selections.ALL else len(resolved[name] or sel)
+            for name, sel in config["measure"]["selections"].items()]
+
+
+def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> MeasureCost:
+    """Every reader (at every thread count) is a process that proves the union of the
+    selections once, then times each selection in each of the file's cache modes."""
+    m = config["measure"]
+    n_events = sample_events(config, spec.sample)
+    widths = selection_widths(config, spec.sample)
+    union = min(sum(widths), branch_count(config))
+    n_modes = len(study.read_modes(dict(config), spec))
+    processes = len(study.thread_counts(dict(config)))
+    start = FILE_OVERHEAD_S.get(spec.adapter, FILE_OVERHEAD_DEFAULT_S)
+    proof = timed = 0.0
+    for reader in readers:
+        start += processes * START_S.get((reader, spec.adapter), max(START_S.values()))
+        proof += processes * read_seconds(reader, spec.adapter, n_events, union)
+        for width in widths:
+            t = read_seconds(reader, spec.adapter, n_events, width)
+            timed += processes * n_modes * repetitions(t, m) * t
+    return MeasureCost(start, proof, timed)
+
+
+# --- writes -------------------------------------------------------------------------------
+
+
+def write_seconds(adapter: str, variant: str, n_events: int, n_branches: int) -> float:
+    """``hepfmt convert`` of one file; a format not measured costs as the slowest writer."""
+    w = WRITES.get(adapter) or min(WRITES.values(), key=lambda p: p.events_per_s)
+    values = n_events * n_branches
+    codec = Variant.of(variant).algorithm
+    slow = 0.0 if codec == Variant.of(w.variant).algorithm else \
+        values * NAIVE_BYTES / 1e6 / CODEC_MB_PER_S.get(codec, math.inf)
+    return w.fixed_s + values / NANOAOD_BRANCHES / w.events_per_s + slow
+
+
+def generate_seconds(n_events: int, n_branches: int) -> float:
+    return GENERATE.fixed_s + n_events * n_branches / NANOAOD_BRANCHES / GENERATE.events_per_s
+
+
+def tabulate_seconds(n_records: int) -> float:
+    return TABULATE_START_S + n_records / TABULATE_RECORDS_PER_S
+
+
+# --- queries and metadata (targets of their own) ------------------------------------------
+
+
+def query_parts(engine: str, adapter: str) -> QueryParts:
+    key = (engine, QUERY_AS.get(adapter, adapter))
+    return QUERIES.get(key) or max(QUERIES.values(), key=lambda q: q.start_s + 1e6 /
+                                   q.events_per_s)
+
+
+def query_job(config: Mapping, spec: study.FileSpec, engines: list[str]) -> float:
+    """Each engine's process runs every task once untimed, then ``repetitions`` per mode."""
+    m = config["measure"]
+    n_events = sample_events(config, spec.sample)
+    runs = len(study.query_tasks(dict(config))) * (1 + len(m["modes"]) * m["repetitions"])
+    return sum(query_parts(e, spec.adapter).start_s
+               + runs * n_events / query_parts(e, spec.adapter).events_per_s for e in engines)
+
+
+def queries_seconds(config: Mapping) -> float:
+    """The ``queries`` target: a reference per sample queried, then every (file, engine)."""
+    plan = study.queries(dict(config))
+    samples = {f.sample for f in plan}
+    return sum(sample_events(config, s) / REFERENCE_EVENTS_PER_S for s in samples) + sum(
+        query_job(config, f, engines) for f, engines in plan.items())
+
+
+def metadata_seconds(config: Mapping) -> float:
+    """The ``metadata`` target: writing each wide file (at the study's write rates per value),
+    then each implementation's process: one untimed decode and the repetitions in both modes
+    (memory and disk), bounded by ``time_budget_s`` once past the minimum."""
+    if not config.get("metadata"):
+        return 0.0
+    m = config["metadata"]
+    total = 0.0
+    for f in metagrid.files(dict(config)):
+        sample = metagrid.source_sample(f.dataset)
+        columns = f.columns or branch_count(config)
+        rows = sample_events(config, sample) if sample else m["row_groups"] * m["rows_per_group"]
+        fmt = Layout.parse(f.layout).format
+        total += write_seconds(fmt, WRITES.get(fmt, WRITES["ttree"]).variant, rows, columns)
+        total += FILE_OVERHEAD_DEFAULT_S
+        for impl in metagrid.implementations(dict(config), f):
+            decode = 2 * columns * METADATA_US_PER_COLUMN.get(impl, 300) / 1e6
+            reps = max(METADATA_MIN_REPETITIONS,
+                       min(m["repetitions"], math.ceil(m["time_budget_s"] / decode)))
+            total += METADATA_START_S.get(impl, 1.5) + (1 + reps) * decode
+    return total
+
+
+# --- a whole study ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Single-core seconds of a study by kind of job: ``all`` is the main target (generate,
+    convert, measure, tabulate), queries and metadata are targets of their own."""
+
+    generate_s: float
+    write_s: float
+    read_s: float  # measurement jobs, whole: start-ups, proofs and timed repetitions
+    proof_s: float  # of which untimed proof reads
+    start_s: float  # of which process start-ups
+    tabulate_s: float
+    query_s: float
+    metadata_s: float
+
+    @property
+    def all_s(self) -> float:
+        return self.generate_s + self.write_s + self.read_s + self.tabulate_s
+
+    def describe(self) -> str:
+        def h(s: float) -> str:
+            return f"{s / 3600:,.1f} h"
+
+        return (f"estimated CPU: {h(self.all_s + self.query_s + self.metadata_s)} (target all "
+                f"{h(self.all_s)}: writes {h(self.generate_s + self.write_s)}, reads "
+                f"{h(self.read_s)} [proof reads {h(self.proof_s)}, start-ups "
+                f"{h(self.start_s)}]; queries {h(self.query_s)}, metadata "
+                f"{h(self.metadata_s)}) from parts measured on a {MACHINE} ({WHERE})")
+
+
+def whole(config: Mapping) -> Breakdown:
+    """Every job the planner would run, costed from the parts above."""
+    plan = study.read_plan(dict(config))
+    files = study.files(dict(config))
+    branches = branch_count(config)
+    reads = [measure_job(config, f, readers) for f, readers in plan.items()]
+    return Breakdown(
+        generate_s=sum(generate_seconds(sample_events(config, s), branches)
+                       for s in config["samples"]),
+        write_s=sum(write_seconds(f.adapter, f.variant, sample_events(config, f.sample),
+                                  branches) for f in files),
+        read_s=sum(r.total_s for r in reads), proof_s=sum(r.proof_s for r in reads),
+        start_s=sum(r.start_s for r in reads),
+        tabulate_s=tabulate_seconds(2 * len(files)),
+        query_s=queries_seconds(config), metadata_s=metadata_seconds(config))

@@ -1,0 +1,118 @@
+"""A study's CPU estimate is the sum of its jobs' measured parts, walked over the planner's grid."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from analysis.plan import config as cfg
+from analysis.plan import cost, resources, study
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tiny() -> dict:
+    """One sample, one Parquet file, one reader, warm reads only; metadata one 10-column file."""
+    return cfg.validate({
+        "samples": {"DY": {"process": "DYJetsToLL", "n_events": 1000, "seed": 1}},
+        "cluster_sizes": [1000],
+        "formats": {"parquet": {"variants": ["zstd-3"]}},
+        "measure": {"readers": {"parquet": ["pyarrow"]}, "modes": ["warm"], "repetitions": 5,
+                    "budget_s": 1, "queries": []},
+        "metadata": {"columns": [10], "types": ["float32"], "stats_levels": ["none"],
+                     "implementations": ["pyarrow"], "nanoaod": "", "row_groups": 2,
+                     "rows_per_group": 100, "repetitions": 7, "time_budget_s": 10},
+    })
+
+
+def _pass(p: cost.ReadParts, n: int) -> float:
+    return p.open_s + p.setup_s + n / p.events_per_s
+
+
+def test_a_tiny_study_costs_the_sum_of_its_parts() -> None:
+    c = _tiny()
+    n, width = 1000, cost.NANOAOD_BRANCHES
+    ten, full = (_pass(cost.READS[("pyarrow", "parquet")][k], n) for k in ("ten", "all"))
+    # both reads take well under budget_s / 5 = 0.2 s: 5 repetitions each, one mode
+    assert ten < 0.2 and full < 0.2
+    start = cost.FILE_OVERHEAD_DEFAULT_S + cost.START_S[("pyarrow", "parquet")]
+    proof = full  # the union of "ten" and "*" is every branch
+    reads = start + proof + 5 * ten + 5 * full
+    w = cost.WRITES["parquet"]
+    write = w.fixed_s + n / w.events_per_s  # zstd, as measured: no codec on top
+    generate = cost.GENERATE.fixed_s + n / cost.GENERATE.events_per_s
+    tabulate = cost.TABULATE_START_S + 2 / cost.TABULATE_RECORDS_PER_S
+    decode = 2 * 10 * cost.METADATA_US_PER_COLUMN["pyarrow"] / 1e6  # both modes
+    metadata = (w.fixed_s + 200 * 10 / width / w.events_per_s + cost.FILE_OVERHEAD_DEFAULT_S
+                + cost.METADATA_START_S["pyarrow"] + (1 + 7) * decode)
+
+    got = cost.whole(c)
+    assert got.read_s == pytest.approx(reads)
+    assert got.proof_s == pytest.approx(proof)
+    assert got.start_s == pytest.approx(start)
+    assert got.write_s == pytest.approx(write)
+    assert got.generate_s == pytest.approx(generate)
+    assert got.tabulate_s == pytest.approx(tabulate)
+    assert got.query_s == 0
+    assert got.metadata_s == pytest.approx(metadata)
+    assert got.all_s == pytest.approx(generate + write + reads + tabulate)
+    # the batch requests sum to the same CPU time
+    assert resources.whole_study(c).cpu_hours * 3600 == pytest.approx(got.all_s)
+
+
+def test_repetitions_are_bounded_by_the_budget_within_min_and_max() -> None:
+    m = {"min_repetitions": 3, "repetitions": 20, "budget_s": 120}
+    assert cost.repetitions(0.01, m) == 20  # a fast read: the maximum
+    assert cost.repetitions(10, m) == 12  # the budget: ceil(120 / 10)
+    assert cost.repetitions(100, m) == 3  # a slow read: the minimum
+
+
+def test_a_read_interpolates_between_ten_branches_and_all() -> None:
+    p = cost.READS[("rdf", "ttree")]
+    assert cost.read_seconds("rdf", "ttree", 5000, 10) == pytest.approx(_pass(p["ten"], 5000))
+    assert cost.read_seconds("rdf", "ttree", 5000, 1499) == pytest.approx(_pass(p["all"], 5000))
+    mid = cost.read_seconds("rdf", "ttree", 5000, 700)
+    assert _pass(p["ten"], 5000) < mid < _pass(p["all"], 5000)
+
+
+def test_a_reader_not_measured_costs_as_the_slowest_of_its_format() -> None:
+    slowest = max((k for k in cost.READS if k[1] == "ttree"),
+                  key=lambda k: cost.READS[k]["all"].seconds(1_000_000))
+    assert cost.read_parts("getentry", "ttree") == cost.READS[slowest]
+    assert cost.read_parts("x", "nosuchformat")["all"].seconds(10**6) == max(
+        p["all"].seconds(10**6) for p in cost.READS.values())
+
+
+def test_slow_codecs_and_thread_sweeps_cost_more() -> None:
+    fast = cost.write_seconds("ttree", "zstd-5", 200_000, 1499)
+    assert cost.write_seconds("ttree", "lzma-9", 200_000, 1499) > 2 * fast
+    c = _tiny()
+    f = study.files(c)[0]
+    one = cost.measure_job(c, f, ["pyarrow"])
+    c["measure"]["threads"] = [1, 2]
+    two = cost.measure_job(c, f, ["pyarrow"])
+    assert two.timed_s == pytest.approx(2 * one.timed_s)
+
+
+def test_files_only_the_pairings_read_are_read_in_compare_modes() -> None:
+    c = cfg.load(ROOT / "config" / "default.yaml")
+    plan = study.read_plan(c)
+    pair_only = next(f for f in plan if study.read_modes(c, f) == ["warm"])
+    job = cost.measure_job(c, pair_only, plan[pair_only])
+    c["compare"]["modes"] = ["cold", "warm"]
+    assert cost.measure_job(c, pair_only, plan[pair_only]).timed_s == pytest.approx(
+        2 * job.timed_s)
+
+
+def test_check_config_prints_the_paper_studys_cpu_hours(capsys: pytest.CaptureFixture) -> None:
+    assert main(["check-config", str(ROOT / "config" / "paper.yaml")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines()
+                if ln.startswith("estimated CPU: "))
+    hours = float(line.split()[2].replace(",", ""))
+    expected = cost.whole(cfg.load(ROOT / "config" / "paper.yaml"))
+    total = expected.all_s + expected.query_s + expected.metadata_s
+    assert math.isclose(hours, total / 3600, abs_tol=0.05)
+    assert "proof reads" in line and cost.WHERE in line and "measured on" in line
