@@ -179,21 +179,35 @@ def _prepare(threads: int) -> None:
 
 
 def _check(path: str, branches: list[str]) -> None:
-    require_branches(path, _open(path).schema.names, branches)
+    """Nothing to do before the read: :func:`_chunks` checks the selection against the schema
+    its own open reads, so the proof opens the file no more often than the timed scan does."""
+
+
+def _fields(path: str, schema: pa.Schema, branches: list[str]) -> list[int]:
+    fields = [schema.get_field_index(b) for b in branches]
+    if -1 in fields:  # absent, or named twice: no index to read it by
+        require_branches(path, [n for n in schema.names if schema.get_field_index(n) != -1],
+                         branches)
+    return fields
 
 
 def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
     """Batch by batch; only the selected columns' buffers are read and decompressed. Read
     from the file, not memory-mapped: a mapped uncompressed batch would be handed over
-    without a byte of it read, and a scan must bring every value into memory."""
+    without a byte of it read, and a scan must bring every value into memory.
+
+    pyarrow selects columns by index, fixed when the file is opened, so naming them takes two
+    opens of the footer (one for the schema, one with the indices): exactly what
+    ``pyarrow.feather.read_table(columns=names)`` does inside. Both opens share one file
+    handle, as the library's call does; a third open to check the selection is not made."""
     try:
-        reader = pa.ipc.open_file(pa.OSFile(str(path), "rb"))
-        fields = [reader.schema.get_field_index(b) for b in branches]
-        reader = pa.ipc.open_file(pa.OSFile(str(path), "rb"), options=pa.ipc.IpcReadOptions(
-            included_fields=fields, use_threads=threads > 1))
-        marks.opened()
-        for i in range(reader.num_record_batches):
-            yield reader.get_batch(i)
+        with pa.OSFile(str(path), "rb") as source:
+            fields = _fields(path, pa.ipc.open_file(source).schema, branches)
+            reader = pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(
+                included_fields=fields, use_threads=threads > 1))
+            marks.opened()
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"pyarrow could not read it: {exc}") from exc
 
