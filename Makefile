@@ -2,6 +2,7 @@
 #   make run    create .venv (pinned: pyproject.toml + requirements.lock) and run the default study
 #               (targets `all` and `metadata`: the read/size study and the metadata-cost study)
 #   make report after `make run`: every figure and table of those targets in one HTML file
+#   make bench  after `make run`: the harness's overhead over the bare library calls, per reader
 #   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
 #               results/reference/default, the committed reference run
 #   make test   create .venv and run the test suite (lint: ruff and the import contracts; pytest);
@@ -21,7 +22,7 @@ BIN := $(VENV)/bin
 RUN := PATH="$(abspath $(BIN)):$$PATH"
 STAMP := $(VENV)/.hepfmt-installed
 
-.PHONY: run report reference test lint dryrun clean-results
+.PHONY: run report reference bench test lint dryrun clean-results
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hepfmt needs Python >= 3.11 (set PYTHON=...)")'
@@ -51,11 +52,17 @@ run: $(STAMP) $(QUIET_CONDOR)
 report: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)
 
+# After make run: hepfmt's harness next to the bare library calls on the formats table's files
+# (results/bench/overhead.txt; a benchmark, not a test: it prints, it asserts nothing).
+bench: $(STAMP) $(QUIET_CONDOR)
+	$(RUN) $(BIN)/hepfmt bench overhead-study $(CONFIG) -o results/bench/overhead.txt
+
 REF := results/reference/default
 reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
 	rm -rf $(REF) && mkdir -p $(REF)/figures $(REF)/metadata/plots
 	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $(REF)/
+	if [ -f results/bench/overhead.txt ]; then cp results/bench/overhead.txt $(REF)/; fi
 	cp results/figures/*/*.png $(REF)/figures/
 	if [ -d results/metadata/tables ]; then \
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \

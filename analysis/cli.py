@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import VERBOSE, ConfigError, HepfmtError
+from analysis.errors import VERBOSE, ConfigError, HepfmtError, InputError
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -150,6 +150,40 @@ def cmd_bench_overhead(a: argparse.Namespace) -> None:
     rows = bench(a.file, a.source, a.format, a.readers.split(","), _resolved_selections(a),
                  a.runs, a.threads, a.timeout)
     print(report(rows, a.format))
+
+
+def cmd_bench_overhead_study(a: argparse.Namespace) -> None:
+    """:func:`cmd_bench_overhead` for every reader of a finished run's measure sub-grid: the
+    files of its first measure sample at the largest cluster size measured there (the files of
+    the formats table), each format's readers and the config's selections."""
+    from analysis.atomic import atomic_path
+    from analysis.measure.overhead import bench, report
+    from analysis.plan import config as cfg
+    from analysis.plan import paths, selections, study
+
+    c = cfg.load(a.config)
+    plan = study.read_plan(c)
+    sample = study.measure_samples(c)[0]
+    mine = {f: r for f, r in plan.items() if f.sample == sample}
+    if not mine:
+        raise ConfigError("measure.samples", f"no file of sample {sample!r} is read-measured")
+    largest = max(f.cluster_size for f in mine)
+    sels = selections.for_sample(c, sample)
+    blocks = []
+    for f, readers in mine.items():
+        if f.cluster_size != largest:
+            continue
+        path = paths.written(c["results"], f)
+        if not Path(path).exists():
+            raise InputError(path, "not written: run the study first (make run)")
+        rows = bench(path, paths.source(c["results"], sample), f.adapter, readers, sels,
+                     a.runs, a.threads, a.timeout)
+        blocks.append(f"{f.format} {f.variant} c{f.cluster_size} ({sample})\n"
+                      + report(rows, f.adapter))
+        print(blocks[-1], flush=True)
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text("\n\n".join(blocks) + "\n")
 
 
 def cmd_plan_record(a: argparse.Namespace) -> None:
@@ -292,6 +326,14 @@ def _bench_parser(sub) -> None:
     o.add_argument("--threads", type=int, default=1)
     o.add_argument("--timeout", type=float, default=3600.0)
     o.set_defaults(func=cmd_bench_overhead)
+    st = bsub.add_parser("overhead-study", help="the overhead bench on every reader of a "
+                         "finished run's measure sub-grid (the formats table's files)")
+    st.add_argument("config", help="the study's config file (its results must exist)")
+    st.add_argument("--runs", type=int, default=15, help="alternating runs of each")
+    st.add_argument("--threads", type=int, default=1)
+    st.add_argument("--timeout", type=float, default=3600.0)
+    st.add_argument("-o", "--output", help="also write the tables here")
+    st.set_defaults(func=cmd_bench_overhead_study)
 
 
 def _task_numbers(text: str) -> list[int]:
