@@ -210,16 +210,6 @@ def is_url(path: str | Path) -> bool:
     return "://" in str(path)
 
 
-def url_refusal(reader: str) -> str | None:
-    """Why ``reader`` cannot read a URL (None: it can). RDataFrame opens a file given by name
-    with mode ``READ_WITHOUT_GLOBALREGISTRATION``, which ROOT 6.40's ``TFile::Open`` hands to
-    a local ``TFile`` instead of its XRootD plug-in, so it finds no ``root://`` file."""
-    if reader == "rdf":
-        return ("RDataFrame 6.40 opens a file by name with mode READ_WITHOUT_GLOBALREGISTRATION, "
-                "which TFile::Open does not pass to its XRootD plug-in: root:// fails")
-    return None
-
-
 def _compiled(function: str, library: str, path: str, *args):
     """``hepfmt::<function>(path, tree, *args)`` of the compiled readers, its C++ exceptions
     turned into an error naming the file."""
