@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 
 from analysis.report.documents import Section
+from analysis.report.grid import widest_read_cluster_size
 
 UNVERIFIED_LEGEND = ("† cold-cache eviction not verified: mincore found pages still resident in "
                      "at least one repetition, or the file is on a filesystem where eviction "
@@ -68,7 +69,7 @@ def size_sections(st: pd.DataFrame, gt: pd.DataFrame) -> list[Section]:
 def read_sections(rt: pd.DataFrame) -> list[Section]:
     if rt.empty:
         return [("No read measurements", "The config's measure sub-grid is empty.")]
-    largest = rt.cluster_size.max()
+    largest = widest_read_cluster_size(rt)
     sections = []
     for sel in rt.selection.unique():
         d = rt[(rt.selection == sel) & (rt.cluster_size == largest)]

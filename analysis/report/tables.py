@@ -42,6 +42,7 @@ from analysis.atomic import write_json
 from analysis.errors import InputError
 from analysis.report import plan_record, sections
 from analysis.report.documents import merged_provenance, provenance_lines, write_csv, write_doc
+from analysis.report.grid import widest_read_cluster_size
 from analysis.stats import fit_fixed_cost, median_interval, parts, parts_of
 
 KEYS = ["format", "variant", "cluster_size"]
@@ -503,15 +504,16 @@ def _warm_parts(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
-    """One row per format × variant × reader × threads at the largest cluster size whose reads
-    were measured (the largest written one if none were): normalised size, the read time of
-    each selection and cache mode, each selection's warm time to the first event and steady
-    throughput, and the reader's peak memory over its post-import baseline.
+    """One row per format × variant × reader × threads at the cluster size where the most
+    formats and readers were read (:func:`widest_read_cluster_size`; the largest written one if
+    none were): normalised size, the read time of each selection and cache mode, each
+    selection's warm time to the first event and steady throughput, and the reader's peak
+    memory over its post-import baseline.
     """
     if rt.empty:
         largest = st.cluster_size.max()
         return st[st.cluster_size == largest].reset_index(drop=True)
-    largest = rt.cluster_size.max()
+    largest = widest_read_cluster_size(rt)
     rows = rt[rt.cluster_size == largest]
     wide = rows.pivot_table(index=["format", "variant", "reader", "threads"],
                             columns=["selection", "mode"], values="median_s_mean",

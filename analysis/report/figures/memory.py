@@ -13,6 +13,7 @@ from analysis.report import plan_record
 from analysis.report.figures.axes import MODE_COLORS, MODES, UNVERIFIED, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, selection_title, sorted_rows, threads_label
+from analysis.report.grid import widest_read_cluster_size
 from analysis.report.style import figure, message
 
 METRICS = {"rss_over_baseline_mb": "the reads' peak RSS over their starting RSS (MB)",
@@ -20,9 +21,10 @@ METRICS = {"rss_over_baseline_mb": "the reads' peak RSS over their starting RSS 
 
 
 def memory_table(reads: pd.DataFrame) -> pd.DataFrame:
-    """Per format × reader × threads × selection × mode at the largest cluster size: the
+    """Per format × reader × threads × selection × mode at the cluster size where the most
+    formats and readers were read (:mod:`analysis.report.grid`): the
     largest peak memory over variants (and samples, already in the table)."""
-    d = reads[reads.cluster_size == reads.cluster_size.max()]
+    d = reads[reads.cluster_size == widest_read_cluster_size(reads)]
     d = d.assign(hollow=(d["mode"] == "cold").to_numpy() & unverified(d.cold_verified)
                  if "cold_verified" in d else False,
                  label=d["label"].fillna(d.format) if "label" in d else d.format)
@@ -72,7 +74,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
                              label=UNVERIFIED))
     fig.legend(handles=handles, loc="outside right upper")
-    cluster = int(reads.cluster_size.max())
+    cluster = widest_read_cluster_size(reads)
     notes = [f"cluster size {cluster:,}; per format × reader the largest value over the "
              "measured variants and samples; cold and warm reads share one process per "
              "selection, so one peak"]
