@@ -264,13 +264,14 @@ def query_tasks(config: dict) -> list[int]:
 def queries(config: dict) -> dict[FileSpec, list[str]]:
     """Every file the analysis queries run on, with the engines that run them, in grid order.
 
-    Queries are timed on one file per sample and format, not on the grid: what they compare is
-    formats and engines on the same analysis, and each file costs every engine's set-up plus
-    (1 + 2 × repetitions) runs of every task. By default that file is the format's first
-    zstd variant (else its first variant) that reads are timed for, at the largest cluster
-    size they are timed at: the file of the ``formats`` table. ``measure.queries_files`` (format
-    -> variant) names the variants instead, at the largest cluster size of the study, and so
-    also the formats (a format left out is not queried). A file is queried by every engine that
+    Queries are timed on one file per sample of the measure sub-grid and format, not on the
+    grid: what they compare is formats and engines on the same analysis, and each file costs
+    every engine's set-up plus (1 + 2 × repetitions) runs of every task. By default that file
+    is the format's first zstd variant (else its first variant) that the measure sub-grid
+    times, at the largest cluster size it times it at: the file of the ``formats`` table.
+    ``measure.queries_files`` (format -> variant) names the variants instead, at the largest
+    cluster size of the study, and so also the formats (a format left out is not queried). A
+    file is queried by every engine that
     reads its adapter (:data:`analysis.queries.ENGINES`) and, with ``measure.dask_scheduler``,
     by the distributed ones too.
     """
@@ -291,7 +292,7 @@ def queries(config: dict) -> dict[FileSpec, list[str]]:
     if named:
         chosen = {(fmt, v, max(config["cluster_sizes"])) for fmt, v in named.items()}
     else:
-        measured_files = list(read_plan(config))
+        measured_files = [f for f in read_plan(config) if _in_measure_grid(config, f)]
         chosen = set()
         for fmt in config["formats"]:
             mine = [f for f in measured_files if f.format == fmt]
@@ -302,8 +303,9 @@ def queries(config: dict) -> dict[FileSpec, list[str]]:
                                               if f.variant == variant)))
     distributed = bool(m.get("dask_scheduler"))
     plan = {}
+    samples = measure_samples(config)
     for f in files(config):
         engines = reading(f.adapter, tasks, distributed)
-        if (f.format, f.variant, f.cluster_size) in chosen and engines:
+        if (f.format, f.variant, f.cluster_size) in chosen and f.sample in samples and engines:
             plan[f] = engines
     return plan

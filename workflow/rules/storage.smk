@@ -2,8 +2,8 @@
 # profiles"): on this VM the disk is cached by the host, so cold equals warm; here each file is
 # read from the page cache, from an emulated throttled disk (cold, verified) and from an XRootD
 # server behind a latency/bandwidth proxy, as measure.storage lists. Files: the TTree, RNTuple
-# and Parquet zstd files of every sample at the largest measured cluster size; readers: the
-# compare readers (rdf, pyarrow), TTreeReader (the ROOT reader that opens root://) and uproot.
+# and Parquet zstd files of every measure.samples sample at the largest measured cluster size;
+# readers: the compare readers (rdf, pyarrow), TTreeReader and uproot.
 # Each job first undoes what killed storage jobs left (analysis/measure/storage/ledger.py).
 STORAGE_READERS = {"ttree": "rdf,ttreereader,uproot", "rntuple": "rdf,uproot", "parquet": "pyarrow"}
 STORAGE_FILES = [
@@ -11,6 +11,7 @@ STORAGE_FILES = [
     for f in FILES
     if f.format in STORAGE_READERS
     and f.variant.startswith("zstd")
+    and f.sample in study.measure_samples(config)
     and f.cluster_size == max(config["measure"].get("cluster_sizes") or config["cluster_sizes"])
 ]
 
