@@ -105,6 +105,11 @@ class Input:
         """``names`` (columns of this file) chunk by chunk, offsets starting at 0."""
         raise NotImplementedError
 
+    @property
+    def num_entries(self) -> int:
+        """Events in the file, from its metadata alone (no event is read)."""
+        raise NotImplementedError
+
 
 class RootInput(Input):
     """A TTree or an RNTuple, read by uproot (``root://`` works with ``fsspec-xrootd``)."""
@@ -115,6 +120,10 @@ class RootInput(Input):
 
     def _read_fields(self) -> list[Field]:
         return self._ttree_fields() if self.kind == "ttree" else self._rntuple_fields()
+
+    @property
+    def num_entries(self) -> int:
+        return int(self.obj.num_entries)
 
     def _ttree_fields(self) -> list[Field]:
         out = []
@@ -176,6 +185,12 @@ class ParquetInput(Input):
             self.schema = pq.read_schema(self.files[0])
         except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
             raise InputError(self.files[0], f"not a readable Parquet file ({exc})") from exc
+
+    @property
+    def num_entries(self) -> int:
+        import pyarrow.parquet as pq
+
+        return sum(pq.read_metadata(f).num_rows for f in self.files)
 
     def _read_fields(self) -> list[Field]:
         import pyarrow as pa

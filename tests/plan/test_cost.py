@@ -116,3 +116,27 @@ def test_check_config_prints_the_paper_studys_cpu_hours(capsys: pytest.CaptureFi
     total = expected.all_s + expected.query_s + expected.metadata_s
     assert math.isclose(hours, total / 3600, abs_tol=0.05)
     assert "proof reads" in line and cost.WHERE in line and "measured on" in line
+
+
+def test_a_real_file_sample_is_costed_at_its_own_events(tmp_path) -> None:
+    """Issue 17: a local file's entries come from its metadata, not an assumed 200,000."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from analysis.plan import cost
+
+    path = tmp_path / "real.parquet"
+    pq.write_table(pa.table({"nMuon": pa.array(range(1234), pa.int32())}), path)
+    config = {"samples": {"real": {"file": str(path)},
+                          "remote": {"file": "root://example.org//store/nano.root"},
+                          "made": {"process": "DYJetsToLL", "n_events": 77}}}
+    assert cost.sample_events(config, "real") == 1234
+    assert cost.sample_events(config, "remote") == cost.IMPORTED_EVENTS
+    assert cost.sample_events(config, "made") == 77
+    nano = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
+    if nano.exists():
+        import uproot
+
+        config["samples"]["nano"] = {"file": str(nano)}
+        with uproot.open(nano) as f:
+            assert cost.sample_events(config, "nano") == f["Events"].num_entries
