@@ -31,7 +31,7 @@ a false ``cold_verified`` column (and a † in the documents, see :mod:`.section
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +43,14 @@ from analysis.errors import InputError
 from analysis.report import plan_record, sections
 from analysis.report.documents import merged_provenance, provenance_lines, write_csv, write_doc
 from analysis.report.grid import widest_read_cluster_size
-from analysis.stats import fit_fixed_cost, median_interval, parts, parts_of
+from analysis.stats import (
+    fit_fixed_cost,
+    median_interval,
+    parts,
+    parts_of,
+    ratio_interval,
+    samples_interval,
+)
 
 KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
@@ -324,54 +331,6 @@ def _side(df: pd.DataFrame, side: dict, by_reader: bool) -> pd.DataFrame:
     if by_reader:
         keep &= df.reader == side["reader"]
     return df[keep]
-
-
-#: Student's t at 97.5% for 1..30 degrees of freedom (no scipy in the environment).
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t_975(dof: int) -> float:
-    """Student's t quantile at 97.5%: the table, beyond it the Cornish-Fisher expansion around
-    the normal's (within 1e-4 there)."""
-    if dof <= len(T_975):
-        return T_975[dof - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
-
-
-def samples_interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, lo, hi): the Student-t 95% interval of the mean of two or more per-sample
-    ratios. Across samples the spread is the samples' own (their content differs), not only
-    timing noise, and a mean of a few numbers is what t is for."""
-    v = np.asarray(values, dtype=float)
-    mean = float(v.mean())
-    half = t_975(v.size - 1) * float(v.std(ddof=1)) / math.sqrt(v.size)
-    return mean, mean - half, mean + half
-
-
-def _median_interval(values: np.ndarray) -> dict | None:
-    """Median and order-statistic interval of one side's per-repetition values; None if any
-    repetition has none (a read whose throughput was not found)."""
-    v = np.asarray(values, dtype=float)
-    if v.size == 0 or not np.isfinite(v).all():
-        return None
-    ci = median_interval(v.tolist())
-    return {"median": float(np.median(v)), **ci}
-
-
-def ratio_interval(numerator: Sequence[float], denominator: Sequence[float]) -> dict:
-    """The ratio of two reads' medians with its interval, from each side's per-repetition
-    values: [lo_num / hi_den, hi_num / lo_den] holds the ratio of the true medians whenever
-    both sides' order-statistic intervals hold theirs, so with at least cov_num + cov_den - 1
-    (Bonferroni: no assumption on how the two sides' noise is related)."""
-    a, b = _median_interval(numerator), _median_interval(denominator)
-    if a is None or b is None:
-        return {"ratio": np.nan, "ratio_lo": np.nan, "ratio_hi": np.nan, "coverage": np.nan}
-    return {"ratio": a["median"] / b["median"], "ratio_lo": a["lo_s"] / b["hi_s"],
-            "ratio_hi": a["hi_s"] / b["lo_s"],
-            "coverage": max(0.0, a["coverage"] + b["coverage"] - 1)}
 
 
 def _values(parts: list[dict], key: str) -> np.ndarray:

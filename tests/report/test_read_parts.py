@@ -12,14 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.report.tables import (
-    load_reads,
+from analysis.report.tables import load_reads, steady_throughput, tabulate
+from analysis.stats import (
+    median_interval,
+    parts_of,
     ratio_interval,
     samples_interval,
-    steady_throughput,
-    tabulate,
+    summarize,
 )
-from analysis.stats import median_interval, parts_of, summarize
 
 #: The artificial reader: open + set-up before the first event, then a fixed cost per event.
 OPEN, SETUP, COST = 0.1, 0.4, 1e-4
