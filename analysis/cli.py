@@ -21,6 +21,10 @@ def _option(text: str) -> tuple[str, object]:
     return key, yaml.safe_load(value)
 
 
+def _names(text: str) -> list[str]:
+    return [x for x in text.split(",") if x]
+
+
 def _selection(text: str) -> tuple[str, object]:
     from analysis.plan.selections import from_cli
 
@@ -104,7 +108,7 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis import formats
     from analysis.measure.sizes import write_size_record
-    from analysis.measure.verify import check_source, verify_written
+    from analysis.measure.verify import check_source, prove_readers, verify_written
 
     fmt = formats.get(a.format)
     variant = fmt.variant(a.variant, "--variant")
@@ -116,15 +120,20 @@ def cmd_convert(a: argparse.Namespace) -> None:
     meta = check_source(a.source)
     fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
     unverifiable = fmt.unverifiable(options) if fmt.unverifiable else None
+    proofs = {}
     if unverifiable is None:
         try:
-            verify_written(a.output, a.format, meta)
+            unknown = [r for r in a.prove if r not in fmt.readers]
+            if unknown:
+                raise ConfigError("--prove", f"{a.format} has no reader {unknown[0]!r}")
+            proofs = prove_readers(a.output, a.format, meta, a.prove)
+            verify_written(a.output, a.format, meta, proofs)
         except HepfmtError:
             Path(a.output).unlink(missing_ok=True)  # never a result
             raise
     if a.size_output:
         write_size_record(a.output, a.name or a.format, a.format, variant.name, a.cluster_size,
-                          a.source, a.size_output, options, unverifiable)
+                          a.source, a.size_output, options, unverifiable, proofs)
 
 
 def cmd_measure(a: argparse.Namespace) -> None:
@@ -141,7 +150,7 @@ def cmd_measure(a: argparse.Namespace) -> None:
         raise ConfigError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
                  _resolved_selections(a), a.modes.split(","), a.repetitions, threads, a.output,
-                 a.timeout, name=a.name, stopping=stopping)
+                 a.timeout, name=a.name, stopping=stopping, size_record=a.size_record)
 
 
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
@@ -549,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="writer option KEY=VALUE (repeatable), e.g. basket_size=32000")
     c.add_argument("-o", "--output", required=True)
     c.add_argument("--size-output", help="also write the file's size record (JSON) here")
+    c.add_argument("--prove", type=_names, default=[],
+                   help="comma-separated readers to prove on every branch (recorded in the "
+                        "size record, so that `measure` need not prove them again)")
     c.set_defaults(func=cmd_convert)
 
     m = sub.add_parser("measure", help="measure cold/warm reads of one file")
@@ -569,6 +581,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop repeating once this many seconds were spent on one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=3600.0)
+    m.add_argument("--size-record",
+                   help="the file's size record from convert: its bytes per branch, and the "
+                        "readers proven there, which are then not proven again")
     m.add_argument("-o", "--output", required=True)
     m.set_defaults(func=cmd_measure)
 

@@ -1,4 +1,5 @@
-"""Page-cache control for cold reads: evict a file and prove, with mincore, that it is gone.
+"""Page-cache control: evict a file and prove, with mincore, that it is gone (cold reads), or load
+it whole (warm reads).
 
 ``posix_fadvise(DONTNEED)`` is a request, not a guarantee: dirty pages, tmpfs, some network and
 FUSE filesystems, or another process mapping the file can keep pages resident. So eviction is
@@ -47,6 +48,16 @@ def resident_pages(path: str | Path) -> tuple[int, int]:
             err = ctypes.get_errno()
             raise OSError(err, f"mincore failed: {os.strerror(err)}", str(path))
     return int(np.count_nonzero(np.frombuffer(vec, dtype=np.uint8) & 1)), n
+
+
+def load(path: str | Path, block: int = 1 << 22) -> tuple[int, int]:
+    """Read the whole file once, so that its pages are cached: (resident, total) pages after.
+    A warm read whose reader was proven elsewhere (at ``convert``) starts from this instead of
+    from the proof's read."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(block):
+            pass
+    return resident_pages(path)
 
 
 def evict(path: str | Path) -> Eviction:

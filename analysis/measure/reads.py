@@ -6,11 +6,15 @@ both cache modes of its reader on the file: what a user of that reader pays once
 (imports, C++ declarations) is paid once, untimed, and never counted as reading. Inside it:
 
 1. the reader is prepared (imports, C++ declarations, threads) outside any timing;
-2. the file is read once with the reader's ``read`` over the union of the selections, whose
-   per-branch checksums must equal the source's, or the measurement fails: a fast read of wrong
-   data is not a result. This proof runs once, untimed, so that no checksum arithmetic is ever
-   counted as reading; it also brings the file into the page cache and runs every lazily
-   compiled path of the reader once;
+2. the reader must be proven on the file: its ``read`` of every selected branch must give the
+   source's per-branch checksums, or the measurement fails (a fast read of wrong data is not a
+   result). ``convert`` proves the readers of the read plan on every branch when it writes the
+   file and records it in the size record (:func:`analysis.measure.verify.prove_readers`); a
+   reader proven there is not proven again, the process instead loads the file into the page
+   cache and runs one untimed scan of the smallest selection, so that the reader's lazily
+   initialised paths have run once. Otherwise the proof runs here, untimed, over the union of
+   the selections. Either way no checksum arithmetic is ever counted as reading, and the proof,
+   which is not a measurement, can run while other jobs use the machine;
 3. per selection, warm repetitions: timed scans of the cached file (``scan`` decodes exactly
    what ``read`` decodes and keeps it, without checksumming it), each reporting when the file
    was open and when each chunk was done (:class:`~analysis.formats.base.Marks`);
@@ -20,9 +24,9 @@ both cache modes of its reader on the file: what a user of that reader pays once
 
 Repetitions continue until the median's 95% interval is within the requested precision, or the
 time budget is spent (:class:`~analysis.measure.timing.Stopping`). Every scan must have read
-every entry of the file. Warm runs before cold, so that the proof's read serves as the warm
-runs' priming; a cold repetition's state differs from a warm one's only by the evicted pages,
-which is the quantity being measured.
+every entry of the file. Warm runs before cold, so that the proof's (or the priming) read serves
+as the warm runs' priming; a cold repetition's state differs from a warm one's only by the
+evicted pages, which is the quantity being measured.
 """
 
 from __future__ import annotations
@@ -38,14 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import formats
+from analysis import formats, records
 from analysis.atomic import write_json
 from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Marks, Reader
 from analysis.formats.root.ttree import is_url
 from analysis.measure import isolated
-from analysis.measure.pagecache import evict
+from analysis.measure.pagecache import evict, load
 from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.provenance import collect
@@ -198,6 +202,19 @@ class ReadBatch:
     docstring): :class:`ReadSpec` fields, as dicts, that differ only in selection."""
 
     specs: list[dict]
+    #: where the reader was proven on every branch of this file (``"convert"``), or empty: the
+    #: process proves it itself
+    proven_by: str = ""
+
+
+def _prime(reader: Reader, specs: list[ReadSpec]) -> None:
+    """The untimed start of a process whose reader was proven elsewhere: the file's pages
+    cached, and one scan of the smallest selection, as the proof's read would have done."""
+    first = specs[0]
+    if not is_url(first.path):
+        load(first.path)
+    smallest = min(specs, key=lambda s: len(s.branches))
+    reader.scan(smallest.path, smallest.branches, smallest.threads, Marks())
 
 
 def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:
@@ -250,8 +267,12 @@ def run_batch(batch: ReadBatch) -> dict:
     # installed before the library opens anything: uproot's and fsspec's counts are per file
     tap = counters.ReaderTap(reader.library, first.format, is_url(first.path)) \
         if first.count_io else None
-    verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
-    return {"reads": [_timed_modes(reader, s, tap) for s in specs]}
+    if batch.proven_by:
+        _prime(reader, specs)
+    else:
+        verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
+    proven_by = batch.proven_by or "measure"
+    return {"reads": [{**_timed_modes(reader, s, tap), "proven_by": proven_by} for s in specs]}
 
 
 def run_read(spec: ReadSpec) -> dict:
@@ -260,11 +281,13 @@ def run_read(spec: ReadSpec) -> dict:
 
 
 def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
-                wrap: Callable[[list[str]], list[str]] | None = None) -> list[dict]:
-    """One reader's selections on one file, measured in a fresh interpreter: their results."""
+                wrap: Callable[[list[str]], list[str]] | None = None,
+                proven_by: str = "") -> list[dict]:
+    """One reader's selections on one file, measured in a fresh interpreter: their results
+    (``proven_by``: see :class:`ReadBatch`)."""
     first = specs[0]
     what = what or f"{first.reader}/{','.join(s.selection for s in specs)} read"
-    batch = ReadBatch([dataclasses.asdict(s) for s in specs])
+    batch = ReadBatch([dataclasses.asdict(s) for s in specs], proven_by)
     return isolated.spawn("analysis.measure.reads", batch, first.path, what, timeout,
                           wrap)["reads"]
 
@@ -285,7 +308,7 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         "cold_verified": fs_verifiable and all(r.get("cold_verified", False) for r in reps)
         if mode == "cold" else None,
         "threads": spec.threads, "selection_zip_bytes": zip_bytes,
-        "selection_naive_bytes": naive, **stats,
+        "selection_naive_bytes": naive, "proven_by": res.get("proven_by"), **stats,
         "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
         "mb_per_s_naive": naive / stats["median_s"] / 1e6,
         "events_per_s": n_events / stats["median_s"],
@@ -317,16 +340,41 @@ def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]
                          path, "reading its layout", timeout)
 
 
+def _size_record_of(path: Path, size_record: str | Path | None) -> dict:
+    """The file's size record, once it is shown to describe this very file (its bytes)."""
+    if size_record is None:
+        return {}
+    doc = records.load(size_record, ("file_bytes",), "size record")
+    if doc["file_bytes"] != path.stat().st_size:
+        raise InputError(size_record, f"describes a file of {doc['file_bytes']} bytes, "
+                                      f"{path} has {path.stat().st_size}")
+    return doc
+
+
+def proven_by(record: dict, reader: str, path: Path) -> str:
+    """``"convert"`` when the size record holds a passed proof of ``reader`` on every branch of
+    the file; empty when it holds none (the read proves it); an error when the proof failed:
+    a reader that read wrong values is never timed."""
+    proof = record.get("proofs", {}).get(reader)
+    if proof is None:
+        return ""
+    if not proof["ok"]:
+        raise VerificationError(path, f"{reader} failed its proof at convert: {proof['error']}")
+    return "convert"
+
+
 def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
                  modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
                  timeout: float = 3600.0, name: str | None = None,
-                 stopping: Stopping | None = None) -> dict:
+                 stopping: Stopping | None = None, size_record: str | Path | None = None) -> dict:
     """Measure every requested read of one file; write one JSON, atomically, or nothing.
 
     ``format_name`` is the adapter, ``name`` the config's name of the format; ``threads`` a
     count or a sweep (every read timed at each count, each in its own process);
-    ``repetitions`` the most per mode, fewer once ``stopping`` finds the median sharp."""
+    ``repetitions`` the most per mode, fewer once ``stopping`` finds the median sharp;
+    ``size_record`` the file's record from ``convert``: its bytes per branch and its readers'
+    proofs (see :func:`proven_by`), so that neither is read from the file again."""
     stopping = stopping or Stopping(max_repetitions=repetitions)
     path = Path(path)
     if not path.exists():
@@ -334,7 +382,8 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    zip_by_branch = zip_bytes_of(path, format_name, timeout)
+    record = _size_record_of(path, size_record)
+    zip_by_branch = record.get("zip_bytes_by_branch") or zip_bytes_of(path, format_name, timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
@@ -353,7 +402,8 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
                                   formats.entry(format_name).module, stopping.precision,
                                   stopping.min_repetitions, stopping.budget_s,
                                   int(meta["n_events"])))
-        for spec, res in zip(specs, spawn_reads(specs, timeout), strict=True):
+        proven = proven_by(record, reader, path)
+        for spec, res in zip(specs, spawn_reads(specs, timeout, proven_by=proven), strict=True):
             zip_bytes = sum(zip_by_branch.get(b, 0) for b in spec.branches)
             naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
             for mode, reps in res["modes"].items():

@@ -51,21 +51,27 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
         "zip_bytes_by_group": by_group,
         "naive_bytes_by_group": meta["naive_bytes_by_group"],
         "layout": {k: v for k, v in layout.items() if k != "zip_bytes_by_branch"},
+        # what a read measurement sums over its selection (empty where the library does not say)
+        "zip_bytes_by_branch": dict(by_branch),
     }
 
 
 def write_size_record(path: str | Path, name: str, adapter: str, variant: str,
                       cluster_size: int, source: str | Path, out: str | Path,
-                      options: dict | None = None, unverifiable: str | None = None) -> dict:
+                      options: dict | None = None, unverifiable: str | None = None,
+                      proofs: dict[str, dict] | None = None) -> dict:
     """The size record of one file with its identity, writer options and provenance, written
     atomically. ``name`` is the config's name of the format, ``adapter`` its module;
-    ``unverifiable`` says why its content could not be proven (None: it was, every branch)."""
+    ``unverifiable`` says why its content could not be proven (None: it was, every branch);
+    ``proofs`` each reader's proof of every branch (``verify.prove_readers``), which a read
+    measurement of the file takes instead of proving the reader again."""
     meta = read_source_meta(source)
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": name, "adapter": adapter,
         "variant": variant, "cluster_size": cluster_size, "options": options or {},
         "verified": unverifiable is None, "unverifiable": unverifiable,
+        "proofs": proofs or {},
         "n_events": meta["n_events"], **size_record(path, adapter, source),
         "provenance": collect(data_path=Path(path).parent),
     }

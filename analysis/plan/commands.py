@@ -37,6 +37,13 @@ def sample_inputs(config: Mapping, name: str) -> list[str]:
     return [path] if path and "://" not in path else []
 
 
+def prove(plan: Mapping, spec: object) -> str:
+    """``--prove READER,...``: the readers a read plan (``study.read_plan``) times on the file
+    ``spec``, for ``convert`` to prove; empty for a file no read times."""
+    readers = plan.get(spec, [])
+    return f"--prove {shlex.quote(','.join(readers))}" if readers else ""
+
+
 def writer_options(config: Mapping, fmt: str) -> str:
     """Format ``fmt``'s writer options as repeated ``--option KEY=VALUE`` (YAML values: a
     YAML-quoted string such as '2.0' reaches the CLI with its quotes)."""

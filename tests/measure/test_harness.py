@@ -91,3 +91,57 @@ def test_a_batch_is_one_reader_on_one_file(written, source) -> None:
     other = dataclasses.replace(ten, reader="awkward")
     with pytest.raises(ValueError, match="one reader on one file"):
         reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten), dataclasses.asdict(other)]))
+
+
+def test_a_reader_proven_at_convert_is_primed_not_proven_again(written, source,
+                                                               monkeypatch) -> None:
+    """A batch proven elsewhere runs no checksum at all: it loads the file and scans the
+    smallest selection once, untimed, then times as before."""
+    calls: list[str] = []
+    real = ttree._compiled
+
+    def count(function, *a):
+        calls.append(function)
+        return real(function, *a)
+
+    monkeypatch.setattr(ttree, "_compiled", count)
+    ten = _spec(written("ttree", "zstd-5"), source, "ttree", "getentry")
+    res = reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten)], proven_by="convert"))
+    assert "getentry_checksums" not in calls
+    assert calls.count("getentry_scan") == 1 + 3  # the priming scan, then the timed ones
+    assert res["reads"][0]["proven_by"] == "convert"
+
+
+def test_measure_takes_proofs_and_bytes_from_the_size_record(written, source, tmp_path) -> None:
+    """The size record's proofs replace the measure's own; a failed proof is never timed, and
+    a record of another file is refused."""
+    import json
+
+    from analysis.errors import InputError, VerificationError
+    from analysis.measure.sizes import write_size_record
+
+    path = written("parquet", "zstd-3")
+    record = tmp_path / "size.json"
+    ok = {"pyarrow": {"ok": True, "error": None}}
+    write_size_record(path, "parquet", "parquet", "zstd-3", 1, source, record, proofs=ok)
+    doc = reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
+                             {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                             size_record=record)
+    (read,) = doc["reads"]
+    assert read["proven_by"] == "convert"
+    sizes = json.loads(record.read_text())["zip_bytes_by_branch"]
+    assert read["selection_zip_bytes"] == sum(sizes[b] for b in SELECTION)
+
+    bad = {"pyarrow": {"ok": False, "error": "3 branches read back by pyarrow differ"}}
+    write_size_record(path, "parquet", "parquet", "zstd-3", 1, source, record, proofs=bad)
+    with pytest.raises(VerificationError, match="pyarrow failed its proof at convert: 3 br"):
+        reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
+                           {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                           size_record=record)
+
+    other = json.loads(record.read_text()) | {"file_bytes": 1}
+    record.write_text(json.dumps(other))
+    with pytest.raises(InputError, match="describes a file of 1 bytes"):
+        reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
+                           {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                           size_record=record)

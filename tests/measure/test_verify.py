@@ -82,3 +82,42 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(fmt, source, small_tmpfs) ->
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "disk full" in lines[0] and "x." in lines[0], proc.stderr
     assert os.listdir(small_tmpfs) == []
+
+
+def test_convert_proves_the_readers_it_is_asked_to(source, tmp_path) -> None:
+    """``--prove`` reads every branch with each reader and records it; a file proven by an
+    exact reader needs no second read by the verifier."""
+    size = tmp_path / "size.json"
+    proc = subprocess.run([*HEPFMT, "convert", str(source), "--format", "parquet", "--variant",
+                           "zstd-3", "--cluster-size", str(CLUSTER_SIZE), "--prove",
+                           "pyarrow,polars", "-o", str(tmp_path / "p.parquet"),
+                           "--size-output", str(size)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(size.read_text())
+    assert record["proofs"] == {"pyarrow": {"ok": True, "error": None},
+                                "polars": {"ok": True, "error": None}}
+    assert record["verified"] is True
+    proc = subprocess.run([*HEPFMT, "convert", str(source), "--format", "parquet", "--variant",
+                           "zstd-3", "--cluster-size", str(CLUSTER_SIZE), "--prove", "rdf",
+                           "-o", str(tmp_path / "q.parquet")], capture_output=True, text=True)
+    assert proc.returncode != 0 and "parquet has no reader 'rdf'" in proc.stderr
+    assert not (tmp_path / "q.parquet").exists()
+
+
+def test_a_reader_that_reads_wrong_values_is_recorded_not_fatal(source, written,
+                                                                tmp_path) -> None:
+    """A reader's failed proof disqualifies its timings; the verifier still decides the file."""
+    from analysis.measure.verify import prove_readers
+
+    meta = check_source(source)
+    other = tmp_path / "other.arrow"
+    subprocess.run([*HEPFMT, "generate", "--process", "TTJets", "--events", "600", "--seed",
+                    "3", "-o", str(other)], check=True, capture_output=True)
+    fmt = formats.get("parquet")
+    wrong = tmp_path / "wrong.parquet"
+    fmt.write(other, wrong, fmt.variant("none"), CLUSTER_SIZE, {})
+    proofs = prove_readers(wrong, "parquet", meta, ["pyarrow"])
+    assert proofs["pyarrow"]["ok"] is False
+    assert "branches read back by pyarrow differ" in proofs["pyarrow"]["error"]
+    with pytest.raises(VerificationError, match="branches read back"):
+        verify_written(wrong, "parquet", meta, proofs)

@@ -1,7 +1,8 @@
 # Stage 2: write each source in every (format, variant, cluster size) of the config. The writer
 # verifies cluster / row-group sizes from the written file's own metadata before it renames the
-# file into place, then records the file's size (normalised the 2018 way) and layout; Snakemake
-# removes the outputs of a failed job.
+# file into place, proves every branch read back (by the readers that will time the file, or
+# the format's verifier), then records the file's size (normalised the 2018 way), layout and
+# proofs; Snakemake removes the outputs of a failed job.
 
 
 rule convert:
@@ -16,6 +17,9 @@ rule convert:
     params:
         options=lambda wc: commands.writer_options(config, wc.format),
         adapter=lambda wc: study.adapter(config, wc.format),
+        # the readers that will time this file, proven here while other jobs may run, so that
+        # the measure job (which has the machine to itself) spends its time timing
+        prove=lambda wc: commands.prove(READ_PLAN, study.spec_of(config, wc)),
     log:
         paths.log(RESULTS, "convert"),
     threads: 1
@@ -26,4 +30,4 @@ rule convert:
     shell:
         "hepfmt convert {input.arrow:q} --format {params.adapter:q} --name {wildcards.format:q} "
         "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} {params.options} "
-        "-o {output.data:q} --size-output {output.size:q} > {log:q} 2>&1"
+        "{params.prove} -o {output.data:q} --size-output {output.size:q} > {log:q} 2>&1"

@@ -12,6 +12,7 @@ rule measure:
         data=lambda wc: paths.written(RESULTS, study.spec_of(config, wc)),
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
+        size_record=lambda wc: paths.size(RESULTS, study.spec_of(config, wc)),
     output:
         paths.measurement(RESULTS),
     params:
@@ -39,4 +40,4 @@ rule measure:
         "--readers {params.readers:q} {params.selections} --modes {params.modes:q} "
         "--repetitions {params.repetitions} --min-repetitions {params.min_repetitions} "
         "--precision {params.precision} --budget-s {params.budget} --threads {params.threads} "
-        "--timeout {params.timeout} -o {output:q} > {log:q} 2>&1"
+        "--timeout {params.timeout} --size-record {input.size_record:q} -o {output:q} > {log:q} 2>&1"
