@@ -1,9 +1,10 @@
 """CPU time of a study, summed from the parts of each job, measured once on one machine.
 
 A read's time is not proportional to its events: a process pays its imports once, a file its
-open and set-up once per pass, and only then do events stream at a steady rate. A measurement
-job reads each file many times (one untimed proof, then repetitions per cache mode, as many as
-``measure.budget_s`` allows), so a guess in events × branches is off by the fixed parts times the
+open and set-up once per pass, and only then do events stream at a steady rate. A read-measured
+file is read many times: once per reader by ``convert`` (the untimed proof of every branch),
+then by the measurement job (one untimed priming scan, then repetitions per cache mode, as many
+as ``measure.budget_s`` allows), so a guess in events × branches is off by the fixed parts times the
 passes. Every constant below is one of those parts, measured by hepfmt itself (``hepfmt measure``
 records open_s, setup_s and events_per_s_steady per read); the study's estimate walks the
 planner's own jobs (:func:`study.files`, :func:`study.read_plan`, :func:`study.queries`,
@@ -87,6 +88,8 @@ READS: dict[tuple[str, str], dict[str, ReadParts]] = {
 }
 # Per measurement job: the CLI, the zip-bytes child that opens the file, provenance: 4 readers
 # of one Parquet file in one job took 3.0 s less than in 4 jobs, 3 of one TTree 3.2 s less.
+# (Measured when every job ran that child; in the workflow it now takes the bytes from the
+# size record, so these are upper bounds.)
 FILE_OVERHEAD_S = {"ttree": 1.6, "rntuple": 1.6}
 FILE_OVERHEAD_DEFAULT_S = 1.0
 # Per reader process (imports, ROOT's library load, prepare): one job's wall time minus its
@@ -251,16 +254,16 @@ def repetitions(read_s: float, measure: Mapping) -> int:
 
 @dataclass(frozen=True)
 class MeasureCost:
-    """One measurement job in seconds: process start-ups (and the job's own), the untimed proof
-    reads, the timed repetitions."""
+    """One measurement job in seconds: process start-ups (and the job's own), the untimed
+    priming scans, the timed repetitions."""
 
     start_s: float
-    proof_s: float
+    prime_s: float
     timed_s: float
 
     @property
     def total_s(self) -> float:
-        return self.start_s + self.proof_s + self.timed_s
+        return self.start_s + self.prime_s + self.timed_s
 
 
 def selection_widths(config: Mapping, sample: str) -> list[int]:
@@ -272,23 +275,30 @@ def selection_widths(config: Mapping, sample: str) -> list[int]:
 
 
 def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> MeasureCost:
-    """Every reader (at every thread count) is a process that proves the union of the
-    selections once, then times each selection in each of the file's cache modes."""
+    """Every reader (at every thread count) is a process that scans the smallest selection
+    once, untimed (its proof ran at convert: :func:`proof_seconds`), then times each selection
+    in each of the file's cache modes."""
     m = config["measure"]
     n_events = sample_events(config, spec.sample)
     widths = selection_widths(config, spec.sample)
-    union = min(sum(widths), branch_count(config))
     n_modes = len(study.read_modes(dict(config), spec))
     processes = len(study.thread_counts(dict(config)))
     start = FILE_OVERHEAD_S.get(spec.adapter, FILE_OVERHEAD_DEFAULT_S)
-    proof = timed = 0.0
+    prime = timed = 0.0
     for reader in readers:
         start += processes * START_S.get((reader, spec.adapter), max(START_S.values()))
-        proof += processes * read_seconds(reader, spec.adapter, n_events, union)
+        prime += processes * read_seconds(reader, spec.adapter, n_events, min(widths))
         for width in widths:
             t = read_seconds(reader, spec.adapter, n_events, width)
             timed += processes * n_modes * repetitions(t, m) * t
-    return MeasureCost(start, proof, timed)
+    return MeasureCost(start, prime, timed)
+
+
+def proof_seconds(config: Mapping, spec: study.FileSpec, readers: list[str]) -> float:
+    """What ``convert --prove`` adds to a read-measured file's write: each reader's read of
+    every branch (which stands in for the format's verifier)."""
+    n_events = sample_events(config, spec.sample)
+    return sum(read_seconds(r, spec.adapter, n_events, branch_count(config)) for r in readers)
 
 
 # --- writes -------------------------------------------------------------------------------
@@ -370,9 +380,9 @@ class Breakdown:
     convert, measure, tabulate), queries and metadata are targets of their own."""
 
     generate_s: float
-    write_s: float
-    read_s: float  # measurement jobs, whole: start-ups, proofs and timed repetitions
-    proof_s: float  # of which untimed proof reads
+    write_s: float  # convert jobs, whole: writes, verification and the readers' proofs
+    proof_s: float  # of which the proofs of read-measured files' readers
+    read_s: float  # measurement jobs, whole: start-ups, priming scans and timed repetitions
     start_s: float  # of which process start-ups
     tabulate_s: float
     query_s: float
@@ -387,8 +397,8 @@ class Breakdown:
             return f"{s / 3600:,.1f} h"
 
         return (f"estimated CPU: {h(self.all_s + self.query_s + self.metadata_s)} (target all "
-                f"{h(self.all_s)}: writes {h(self.generate_s + self.write_s)}, reads "
-                f"{h(self.read_s)} [proof reads {h(self.proof_s)}, start-ups "
+                f"{h(self.all_s)}: writes {h(self.generate_s + self.write_s)} [proof reads "
+                f"{h(self.proof_s)}], reads {h(self.read_s)} [start-ups "
                 f"{h(self.start_s)}]; queries {h(self.query_s)}, metadata "
                 f"{h(self.metadata_s)}) from parts measured on a {MACHINE} ({WHERE})")
 
@@ -399,12 +409,13 @@ def whole(config: Mapping) -> Breakdown:
     files = study.files(dict(config))
     branches = branch_count(config)
     reads = [measure_job(config, f, readers) for f, readers in plan.items()]
+    proofs = sum(proof_seconds(config, f, readers) for f, readers in plan.items())
     return Breakdown(
         generate_s=sum(generate_seconds(sample_events(config, s), branches)
                        for s in config["samples"]),
-        write_s=sum(write_seconds(f.adapter, f.variant, sample_events(config, f.sample),
-                                  branches) for f in files),
-        read_s=sum(r.total_s for r in reads), proof_s=sum(r.proof_s for r in reads),
+        write_s=proofs + sum(write_seconds(f.adapter, f.variant, sample_events(config, f.sample),
+                                           branches) for f in files),
+        proof_s=proofs, read_s=sum(r.total_s for r in reads),
         start_s=sum(r.start_s for r in reads),
         tabulate_s=tabulate_seconds(2 * len(files)),
         query_s=queries_seconds(config), metadata_s=metadata_seconds(config))

@@ -85,14 +85,15 @@ def generate(n_events: int, n_branches: int) -> Estimate:
 
 
 def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
-            n_branches: int) -> Estimate:
+            n_branches: int, proof_s: float = 0.0) -> Estimate:
     """A TTree or RNTuple holds one cluster of pages, Parquet one row group: memory follows the
-    cluster size; time follows the events, and the codec when it is a slow one."""
+    cluster size; time follows the events, and the codec when it is a slow one, plus the
+    proofs of the readers that will time the file (``proof_s``)."""
     held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
     values = n_events * n_branches
     return _estimate(BASE_MB.get(fmt, BASE_MB["ttree"]), min(cluster_size, n_events) * n_branches,
-                     held, cost.write_seconds(fmt, variant, n_events, n_branches), values,
-                     FILE_BYTES)
+                     held, cost.write_seconds(fmt, variant, n_events, n_branches) + proof_s,
+                     values, FILE_BYTES)
 
 
 def measure(n_events: int, widest: int, seconds: float) -> Estimate:
@@ -123,20 +124,20 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
     branches = branch_count(config)
     if rule == "generate":
         return generate(sample_events(config, wildcards["sample"]), branches)
-    if rule == "convert":
-        return convert(study.adapter(dict(config), wildcards["format"]), wildcards["variant"],
-                       sample_events(config, wildcards["sample"]), int(wildcards["cluster"]),
-                       branches)
-    if rule == "measure":
-        plan = study.read_plan(dict(config)) if read_plan is None else read_plan
-        spec = study.spec_of(dict(config), wildcards)
-        job = cost.measure_job(config, spec, study.file_readers(plan, spec))
-        return measure(sample_events(config, spec.sample),
-                       max(cost.selection_widths(config, spec.sample), default=branches),
-                       job.total_s)
     if rule == "tabulate":
         return tabulate(2 * len(study.files(dict(config))))
-    raise KeyError(f"no resource estimate for rule {rule!r}")
+    if rule not in ("convert", "measure"):
+        raise KeyError(f"no resource estimate for rule {rule!r}")
+    plan = study.read_plan(dict(config)) if read_plan is None else read_plan
+    spec = study.spec_of(dict(config), wildcards)
+    if rule == "convert":
+        return convert(spec.adapter, spec.variant, sample_events(config, spec.sample),
+                       spec.cluster_size, branches,
+                       cost.proof_seconds(config, spec, plan.get(spec, [])))
+    job = cost.measure_job(config, spec, study.file_readers(plan, spec))
+    return measure(sample_events(config, spec.sample),
+                   max(cost.selection_widths(config, spec.sample), default=branches),
+                   job.total_s)
 
 
 @dataclass(frozen=True)
