@@ -70,7 +70,10 @@ def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -
             c = lengths[b.collection]
             offsets = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(c, out=offsets[1:])
-            values = vm.sample(rng, int(offsets[-1]), b.np_dtype, rate)
+            if vm.follows:
+                values = vm.sample_chain(rng, c, b.np_dtype)
+            else:
+                values = vm.sample(rng, int(offsets[-1]), b.np_dtype, rate)
             if vm.repeat and values.size:
                 values = apply_repeat(rng, values, c, vm.repeat)
             if vm.sorted_desc and values.size:

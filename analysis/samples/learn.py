@@ -2,8 +2,8 @@
 
 Reads every event (chunked) of a TTree, an RNTuple or Parquet NanoAOD (:mod:`.inputs`) and
 learns what :mod:`.model` samples from: the value distributions of each branch, the
-multiplicity of each collection (found by name: :mod:`.schema`), repeats within events and
-identical event-level flags.
+multiplicity of each collection (found by name: :mod:`.schema`), repeats and sequences
+(:mod:`.chain`) within events and identical event-level flags.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.samples.chain import learn_chain
 from analysis.samples.importer import read_events
 from analysis.samples.inputs import extract_schema, open_input
 from analysis.samples.model import (
@@ -103,7 +104,10 @@ def extract(path: str | Path, tree: str = "Events") -> Model:
         if b.jagged and b.dtype != "bool":
             counts = np.diff(cols[b.name].offsets)
             model.sorted_desc = sorted_desc(flat, counts)
-            model.repeat = learn_repeat(flat, counts, model)
+            if not model.quantiles and not model.sorted_desc:  # categorical: maybe a chain
+                model.starts, model.follows = learn_chain(flat, counts)
+            if not model.follows:  # a chain holds the repeats already
+                model.repeat = learn_repeat(flat, counts, model)
         values[b.name] = model
     for name, leader in learn_aliases(schema, cols).items():
         values[name].same_as = leader

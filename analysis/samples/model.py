@@ -11,7 +11,9 @@ float keeps. The model records exactly those properties, per branch, from a real
 * floats: the number of mantissa bits actually stored (NanoAOD rounds many floats to 10-12);
 * jagged branches: whether they are sorted in decreasing order within each event (pt), and how
   often a value repeats the one before it in the same event beyond chance (a generator-level
-  particle and its copies down the decay chain share eta, phi and status);
+  particle and its copies down the decay chain share eta, phi and mass); for a categorical one
+  that is sequenced in its events (the generator record's status, pdgId, mother index), which
+  value opens an event and which follows which (a Markov chain: :mod:`.chain`);
 * event scalars that only grow (``event``): a first value plus a model of the steps;
 * event-level bools identical in every event to an earlier one (trigger paths that are
   aliases, or nested ones that fired on the same events): which one, so that they are
@@ -37,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.samples.chain import chain_tables, walk
 from analysis.samples.schema import Schema
 
 #: The built-in model: learned with ``hepfmt schema extract`` from coffea's ``nano_dy.root`` (CMS
@@ -65,6 +68,8 @@ class ValueModel:
     repeat: float = 0.0  # jagged: probability a value copies the previous one in its event
     same_as: str | None = None  # event-level bool: identical to this earlier branch
     first: float | None = None  # sequence: first value; masses/quantiles model the steps
+    starts: dict[str, int] = field(default_factory=dict)  # chain: value -> events it opens
+    follows: dict[str, dict[str, int]] = field(default_factory=dict)  # chain: value -> next's
 
     def sample(self, rng: np.random.Generator, n: int, dtype: np.dtype, rate_scale: float = 1.0,
                index0: int = 0) -> np.ndarray:
@@ -84,6 +89,16 @@ class ValueModel:
         if self.kind == "sequence":
             x = np.rint(self.first + index0 * self.mean()) + np.cumsum(x) - x[:1]
         return _cast(x, dtype, self.mantissa_bits)
+
+    def sample_chain(self, rng: np.random.Generator, counts: np.ndarray,
+                     dtype: np.dtype) -> np.ndarray:
+        """Values of a jagged branch with a chain (``follows``), ``counts`` per event."""
+        values, start, transitions = self._chain
+        return _cast(values[walk(rng, counts, start, transitions)], dtype, self.mantissa_bits)
+
+    @cached_property
+    def _chain(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return chain_tables(self.masses, self.starts, self.follows)
 
     def mean(self) -> float:
         """Mean of the (step) distribution: masses plus the quantile table's trapezoid mean."""

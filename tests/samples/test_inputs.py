@@ -204,11 +204,17 @@ def test_process_factors_act_on_per_branch_collections(files: dict[str, Path],
 
 def test_per_branch_synthetic_rntuple_has_the_real_size(files: dict[str, Path]) -> None:
     """Independent lengths per counter made these files 57-73% too large (ROOT stores a
-    collection's identical counter and offset pages once only when they are identical)."""
+    collection's identical counter and offset pages once only when they are identical); the
+    generator record drawn value by value made GenPart 15-17% too large in RNTuple lz4-4 and
+    lzma-9 (its status/pdgId/mother sequences are now a chain: tests/samples/test_chain.py)."""
     model = extract(files["per_branch"])
+    assert model.values["GenPart_status"].follows and model.values["GenPart_pdgId"].follows
     tables = compare(str(files["per_branch"]), model,
-                     codecs=[("rntuple", "zstd-5"), ("rntuple", "none"), ("ttree", "zlib-1")])
-    assert tables["size"]["within goal"].all(), tables["size"]
+                     codecs=[("rntuple", "zstd-5"), ("rntuple", "none"), ("rntuple", "lz4-4"),
+                             ("rntuple", "lzma-9"), ("ttree", "zlib-1")])
+    checks = tables["checks"]
+    assert checks["within goal"].all(), checks[~checks["within goal"]]
+    assert "GenPart" in set(checks["group"])
     assert set(tables["multiplicity"]["collection"]) == set(COLLECTIONS)
 
 

@@ -100,6 +100,7 @@ def test_runs_and_identical_flags(model: Model) -> None:
     v = model.values
     assert v["X_vz"].repeat == pytest.approx(REPEAT, abs=0.1)
     assert v["X_pt"].repeat == 0.0 and v["X_id"].repeat == 0.0  # chance equalities only
+    assert not v["X_id"].follows and not v["X_id"].starts  # independent: no chain
     assert v["HLT_b"].same_as == "HLT_a" and v["HLT_a"].same_as is None
     assert v["HLT_c"].same_as is None and v["never"].same_as is None
 

@@ -11,10 +11,22 @@ from collections.abc import Iterable
 import pandas as pd
 
 from analysis.report import plan_record
-from analysis.report.style import PALETTE
+from analysis.report.style import LINESTYLES, PALETTE
 
 #: Sample kinds in the order the tables list them (``tables.KINDS``).
 KINDS = ("real", "synthetic")
+
+
+def sample_kinds(df: pd.DataFrame) -> list[str]:
+    """The sample kinds a table keeps apart (its ``kind`` column, when ``tabulate.mix_kinds`` is
+    off), in :data:`KINDS` order; empty when it keeps none apart. Every figure draws each kind
+    in :func:`kind_linestyle`, so that a real sample is never read as a synthetic one."""
+    return ordered(df["kind"], KINDS) if "kind" in df else []
+
+
+def kind_linestyle(kinds: list[str], kind: str) -> str:
+    """The line style of sample kind ``kind`` among ``kinds`` (:func:`sample_kinds`)."""
+    return LINESTYLES[kinds.index(kind) % len(LINESTYLES)]
 
 
 def ordered(values: Iterable, order: Iterable) -> list:

@@ -28,7 +28,7 @@ from analysis.report.figures.axes import (
     unverified,
 )
 from analysis.report.figures.inputs import Inputs
-from analysis.report.figures.order import KINDS, ordered, selection_title, threads_label
+from analysis.report.figures.order import ordered, sample_kinds, selection_title, threads_label
 from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
 
 #: The throughput method of a read whose own marks gave it (no note needed).
@@ -100,7 +100,7 @@ class Series:
 
 def _series(r: pd.DataFrame, pairs: list[str]) -> list[Series]:
     """Every line any panel may draw, in legend order, so that styles agree across panels."""
-    kinds = ordered(r.kind, KINDS) if "kind" in r else [None]
+    kinds = sample_kinds(r) or [None]
     return [Series(p, t, k) for p in pairs for t in sorted(r.threads.unique()) for k in kinds]
 
 

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from analysis.codec import Variant
 from analysis.report.figures.axes import cluster_axis, grid_axes, points, size_limits, unit_line
 from analysis.report.figures.inputs import Inputs
-from analysis.report.figures.order import KINDS, format_colors, names, ordered, sorted_rows
+from analysis.report.figures.order import format_colors, names, ordered, sample_kinds, sorted_rows
 from analysis.report.style import LINESTYLES, MARKERS, message
 
 CODEC_TITLES = {"none": "uncompressed", "deflate": "zlib / gzip (DEFLATE)",
@@ -29,7 +29,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     colors = format_colors(inp.plan, st.format)
     families = ordered(st.family, CODEC_ORDER)
     fig, axes = grid_axes(len(families), 5.0, 3.9)
-    kinds = ordered(st.kind, KINDS) if "kind" in st else []
+    kinds = sample_kinds(st)
     for ax, fam in zip(axes, families, strict=True):
         d = st[st.family == fam]
         for key, g in d.groupby(["format", "variant", *(["kind"] if kinds else [])],

@@ -2,7 +2,12 @@
 reader), with the Pareto front: what nothing else beats in both size and speed. Where the
 tables have a warm read's parts, two more panels: size vs time to the first event and size vs
 cost per event once reading, since a format can be best for short files and not for long
-ones."""
+ones.
+
+A study of real and synthetic samples tabulated apart (a ``kind`` column) draws one point per
+format × variant and kind, the kind named in the legend, and one Pareto front per kind in the
+kind's line style (also its points' error bars): a real file is never beaten by a synthetic one
+on the same front."""
 
 from __future__ import annotations
 
@@ -15,8 +20,15 @@ from matplotlib.figure import Figure
 from analysis.report import plan_record
 from analysis.report.figures.axes import legend, plain_log, size_limits, unit_line, unverified
 from analysis.report.figures.inputs import Inputs
-from analysis.report.figures.order import format_colors, names, selection_title, sorted_rows
-from analysis.report.style import MARKERS, figure, message
+from analysis.report.figures.order import (
+    format_colors,
+    kind_linestyle,
+    names,
+    sample_kinds,
+    selection_title,
+    sorted_rows,
+)
+from analysis.report.style import LINESTYLES, MARKERS, figure, message
 
 
 def pareto_front(x: Iterable[float], y: Iterable[float]) -> np.ndarray:
@@ -48,12 +60,13 @@ def time_column(ft: pd.DataFrame, plan: dict) -> tuple[str, str, str] | None:
 
 
 def default_reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
-    """One row per format × variant: its default reader (first in the format's reader list)
-    among the timed ones, at the fewest threads."""
+    """One row per format × variant (and sample kind, when tabulated apart): its default
+    reader (first in the format's reader list) among the timed ones, at the fewest threads."""
     rows = ft.dropna(subset=[col])
     if "threads" in rows:
         rows = rows[rows.threads == rows.threads.min()]
-    return sorted_rows(rows, plan).drop_duplicates(["format", "variant"])
+    return sorted_rows(rows, plan).drop_duplicates(
+        ["format", "variant", *(["kind"] if "kind" in rows else [])])
 
 
 def x_panels(pts: pd.DataFrame, col: str, sel: str, mode: str) -> list[tuple[np.ndarray, str]]:
@@ -73,24 +86,35 @@ def x_panels(pts: pd.DataFrame, col: str, sel: str, mode: str) -> list[tuple[np.
     return panels
 
 
-def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str],
-           hollow: np.ndarray) -> None:
-    """Size against one x: the Pareto front, every point, the front's points outlined and
-    named."""
+def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str], hollow: np.ndarray,
+           kinds: list[str]) -> None:
+    """Size against one x: the Pareto front (one per sample kind in ``kinds``, when drawn
+    apart), every point, the front's points outlined and named."""
     y = pts.normalized_size_mean.to_numpy(float)
-    front = pareto_front(x, y)
-    order = np.argsort(x[front])
-    ax.step(x[front][order], y[front][order], where="post", color="black", alpha=0.3,
-            linewidth=4, zorder=0, label="Pareto front: nothing is both smaller and faster")
+    style = np.array([kind_linestyle(kinds, k) for k in pts.kind]
+                     if kinds else [LINESTYLES[0]] * len(pts))
+    front = np.zeros(len(pts), dtype=bool)
+    for k, kind in enumerate(kinds or [None]):
+        mine = (pts.kind == kind).to_numpy() if kind is not None else np.ones(len(pts), bool)
+        front[mine] = pareto_front(x[mine], y[mine])
+        on = mine & front
+        order = np.argsort(x[on])
+        ax.step(x[on][order], y[on][order], where="post", color="black", alpha=0.3,
+                linewidth=4, zorder=0, linestyle=LINESTYLES[k % len(LINESTYLES)],
+                label="Pareto front: nothing is both smaller and faster"
+                      + (f", {kind} samples" if kind is not None else ""))
     for i, p in enumerate(pts.itertuples()):
         if np.isnan(x[i]):
             continue
         on = bool(front[i])
-        rank = list(pts[pts.format == p.format].variant).index(p.variant)
-        ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
-                    color=colors[p.format], capsize=2)
-        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)], linestyle="none",
-                markersize=10 if on else 7, color=colors[p.format],
+        rank = list(dict.fromkeys(pts[pts.format == p.format].variant)).index(p.variant)
+        bars = ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
+                           color=colors[p.format], capsize=2)
+        bars.lines[2][0].set_linestyle(style[i])
+        # one point draws no line; the legend shows the kind's line style beside the marker
+        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)],
+                linestyle=style[i] if kinds else "none", markersize=10 if on else 7,
+                color=colors[p.format],
                 markerfacecolor="white" if hollow[i] else colors[p.format],
                 markeredgecolor="black" if on else colors[p.format], label=p.name)
         if on:
@@ -110,20 +134,25 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         return message(title, "No read times in formats.csv: no reads were measured."), []
     col, sel, mode = chosen
     pts = default_reader_rows(ft, col, inp.plan)
-    pts = pts.assign(name=names(pts) + " [" + pts.reader + "]")
+    kinds = sample_kinds(pts)
+    pts = pts.assign(name=names(pts) + " [" + pts.reader + "]"
+                     + ((", " + pts.kind + " samples") if kinds else ""))
     hollow = unverified(pts.cold_verified) if mode == "cold" and "cold_verified" in pts \
         else np.zeros(len(pts), bool)
     colors = format_colors(inp.plan, pts.format)
     panels = x_panels(pts, col, sel, mode)
     fig, axes = figure(1, len(panels), 8.0 if len(panels) == 1 else 6.0, 6.0, sharey=True)
     for ax, (x, xlabel) in zip(axes[0], panels, strict=True):
-        _panel(ax, x, pts, colors, hollow)
+        _panel(ax, x, pts, colors, hollow, kinds)
         ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("normalized size (file / naive)")
     fig.suptitle(f"{title}, {selection_title(inp.plan, sel)}, {mode} cache, cluster size "
                  f"{int(pts.cluster_size.max()):,}: lower left is better", fontsize="medium")
     legend(fig, axes, hollow.any())
     notes = _untimed_notes(ft, pts, col)
+    if kinds:
+        notes.append("real and synthetic samples apart (tabulate.mix_kinds off): one point "
+                     "per kind, one Pareto front per kind in its line style")
     if len(panels) > 1:
         notes.append(f"other panels: {sel}_warm_time_to_first_event_s and 1e6 / "
                      f"{sel}_warm_events_per_s_steady of formats.csv (how each throughput was "
