@@ -34,6 +34,22 @@ def _forbid_during_timing(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> 
     return inside
 
 
+def _count_compiled(monkeypatch: pytest.MonkeyPatch, also: list[str] | None = None) -> list[str]:
+    """Every compiled ROOT function called from now on, in order (checksum ones also into
+    ``also``)."""
+    calls: list[str] = []
+    real = ttree._compiled
+
+    def count(function, *a):
+        calls.append(function)
+        if also is not None and "checksums" in function:
+            also.append(function)
+        return real(function, *a)
+
+    monkeypatch.setattr(ttree, "_compiled", count)
+    return calls
+
+
 def test_no_checksum_runs_in_a_timed_repetition(written, source, monkeypatch) -> None:
     calls: list[str] = []
     real = base.checksum
@@ -46,17 +62,8 @@ def test_no_checksum_runs_in_a_timed_repetition(written, source, monkeypatch) ->
 
 
 def test_no_compiled_checksum_runs_in_a_timed_repetition(written, source, monkeypatch) -> None:
-    calls: list[str] = []
     checksums: list[str] = []
-    real = ttree._compiled
-
-    def count(function, *a):
-        calls.append(function)
-        if "checksums" in function:
-            checksums.append(function)
-        return real(function, *a)
-
-    monkeypatch.setattr(ttree, "_compiled", count)
+    calls = _count_compiled(monkeypatch, checksums)
     inside = _forbid_during_timing(monkeypatch, checksums)
     res = run_read(_spec(written("ttree", "zstd-5"), source, "ttree", "getentry"))
     assert checksums == ["getentry_checksums"]  # once, untimed
@@ -67,14 +74,7 @@ def test_no_compiled_checksum_runs_in_a_timed_repetition(written, source, monkey
 
 def test_one_process_times_every_selection_after_one_proof(written, source, monkeypatch) -> None:
     """Selections of one reader share a process and one proof over their union."""
-    calls: list[str] = []
-    real = ttree._compiled
-
-    def count(function, *a):
-        calls.append(function)
-        return real(function, *a)
-
-    monkeypatch.setattr(ttree, "_compiled", count)
+    calls = _count_compiled(monkeypatch)
     path = written("ttree", "zstd-5")
     ten = _spec(path, source, "ttree", "getentry")
     two = reads.ReadBatch([dataclasses.asdict(ten),
@@ -97,14 +97,7 @@ def test_a_reader_proven_at_convert_is_primed_not_proven_again(written, source,
                                                                monkeypatch) -> None:
     """A batch proven elsewhere runs no checksum at all: it loads the file and scans the
     smallest selection once, untimed, then times as before."""
-    calls: list[str] = []
-    real = ttree._compiled
-
-    def count(function, *a):
-        calls.append(function)
-        return real(function, *a)
-
-    monkeypatch.setattr(ttree, "_compiled", count)
+    calls = _count_compiled(monkeypatch)
     ten = _spec(written("ttree", "zstd-5"), source, "ttree", "getentry")
     res = reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten)], proven_by="convert"))
     assert "getentry_checksums" not in calls

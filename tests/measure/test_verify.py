@@ -45,12 +45,16 @@ def test_sizes_do_not_depend_on_the_directory(fmt, options, source, tmp_path) ->
     assert sizes[0] == sizes[1]
 
 
+def _convert(source: Path, fmt: str, variant: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*HEPFMT, "convert", str(source), "--format", fmt, "--variant",
+                           variant, "--cluster-size", str(CLUSTER_SIZE), *args],
+                          capture_output=True, text=True)
+
+
 def test_an_unverifiable_file_is_recorded_as_such(source, tmp_path) -> None:
     size = tmp_path / "size.json"
-    proc = subprocess.run([*HEPFMT, "convert", str(source), "--format", "ttree", "--variant",
-                           "zstd-5", "--cluster-size", str(CLUSTER_SIZE), "--option",
-                           "store_offsets=false", "-o", str(tmp_path / "t.root"),
-                           "--size-output", str(size)], capture_output=True, text=True)
+    proc = _convert(source, "ttree", "zstd-5", "--option", "store_offsets=false",
+                    "-o", str(tmp_path / "t.root"), "--size-output", str(size))
     assert proc.returncode == 0, proc.stderr
     record = json.loads(size.read_text())
     assert record["verified"] is False and "offset arrays" in record["unverifiable"]
@@ -88,18 +92,15 @@ def test_convert_proves_the_readers_it_is_asked_to(source, tmp_path) -> None:
     """``--prove`` reads every branch with each reader and records it; a file proven by an
     exact reader needs no second read by the verifier."""
     size = tmp_path / "size.json"
-    proc = subprocess.run([*HEPFMT, "convert", str(source), "--format", "parquet", "--variant",
-                           "zstd-3", "--cluster-size", str(CLUSTER_SIZE), "--prove",
-                           "pyarrow,polars", "-o", str(tmp_path / "p.parquet"),
-                           "--size-output", str(size)], capture_output=True, text=True)
+    proc = _convert(source, "parquet", "zstd-3", "--prove", "pyarrow,polars",
+                    "-o", str(tmp_path / "p.parquet"), "--size-output", str(size))
     assert proc.returncode == 0, proc.stderr
     record = json.loads(size.read_text())
     assert record["proofs"] == {"pyarrow": {"ok": True, "error": None},
                                 "polars": {"ok": True, "error": None}}
     assert record["verified"] is True
-    proc = subprocess.run([*HEPFMT, "convert", str(source), "--format", "parquet", "--variant",
-                           "zstd-3", "--cluster-size", str(CLUSTER_SIZE), "--prove", "rdf",
-                           "-o", str(tmp_path / "q.parquet")], capture_output=True, text=True)
+    proc = _convert(source, "parquet", "zstd-3", "--prove", "rdf",
+                    "-o", str(tmp_path / "q.parquet"))
     assert proc.returncode != 0 and "parquet has no reader 'rdf'" in proc.stderr
     assert not (tmp_path / "q.parquet").exists()
 
