@@ -603,8 +603,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
     t.set_defaults(func=cmd_tabulate)
 
+    from analysis.report.figures import FAMILIES  # the registry: no plotting library imported
+
     f = sub.add_parser("figure", help="draw one figure family (PNG + PDF) from the tables")
-    f.add_argument("family", help="size, ratios, tradeoff, groups or memory")
+    f.add_argument("family", help="a figure family: " + ", ".join(FAMILIES))
     f.add_argument("--tables", required=True, help="directory of tabulate's CSV tables")
     f.add_argument("--provenance", required=True, help="tabulate's provenance.json")
     f.add_argument("--plan", required=True, help="the plan record (from plan-record)")

@@ -19,6 +19,7 @@ decodes every value of the selection into its own memory, then hands it over as 
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pyarrow as pa
@@ -235,32 +236,41 @@ def _prepare_duckdb(threads: int) -> None:
     import duckdb  # noqa: F401
 
 
-def url_refusal(reader: str) -> str | None:
-    """Why ``reader`` cannot read a URL here (None: it can). DuckDB reads HTTP only through
-    its ``httpfs`` extension, which it would download at run time: never done here."""
-    if reader != "duckdb":
-        return None
-    import duckdb
+@functools.cache
+def _duckdb_http():
+    """fsspec's HTTP filesystem for DuckDB's ``register_filesystem`` (one per process, as
+    fsspec keeps its own): DuckDB's own HTTP client is its ``httpfs`` extension, which it
+    would download at run time (never done here). Ranges are fetched as asked
+    (``cache_type="none"``, as :func:`open_url` for the other readers).
+    DuckDB asks a filesystem for a file's modification time; fsspec's HTTP filesystem has
+    none, so it is the server's ``Last-Modified``, or the epoch where the server sends none
+    (XrdHttp): DuckDB only compares it to invalidate its cache of a file, and a file does not
+    change while it is read."""
+    import datetime
+    import email.utils
 
-    installed = duckdb.sql("SELECT installed FROM duckdb_extensions() "
-                           "WHERE extension_name = 'httpfs'").fetchall()
-    if installed and installed[0][0]:
-        return None
-    return ("DuckDB reads HTTP only through its httpfs extension, which is not installed and "
-            "would be downloaded at run time")
+    from fsspec.implementations.http import HTTPFileSystem
+
+    class ModifiedHTTPFileSystem(HTTPFileSystem):
+        def modified(self, path: str) -> datetime.datetime:
+            stamp = self.info(path).get("Last-Modified")
+            return email.utils.parsedate_to_datetime(stamp) if stamp else \
+                datetime.datetime.fromtimestamp(0, datetime.UTC)
+
+    return ModifiedHTTPFileSystem(cache_type="none")
 
 
 def _duckdb_chunks(path: str, branches: list[str], threads: int, marks: Marks):
     """A full scan of the selection: DuckDB decodes it into its vectors and hands them over as
-    one Arrow table; the file is open once the query is bound (its schema read)."""
+    one Arrow table; the file is open once the query is bound (its schema read). A URL is read
+    through fsspec (:func:`_duckdb_http`)."""
     import duckdb
-
-    if is_url(path) and (why := url_refusal("duckdb")):
-        raise InputError(path, why)
 
     cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
     try:
         with duckdb.connect(config={"threads": max(1, threads)}) as con:
+            if is_url(path):
+                con.register_filesystem(_duckdb_http())
             rel = con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path])
             marks.opened()
             yield rel.to_arrow_table()

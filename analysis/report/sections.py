@@ -300,8 +300,9 @@ def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
     if not ratios.empty:
         r = ratios.assign(ratio=[_pm(a, b, 2) for a, b in zip(ratios["mean"], ratios["std"],
                                                                 strict=True)])
+        # profiles in the order measured (the config's), as in the tables above
         table = r.pivot(index=["selection", "root", "parquet"], columns="profile",
-                        values="ratio").reset_index()
+                        values="ratio")[list(dict.fromkeys(r.profile))].reset_index()
         table.columns.name = None
         out.append(("ROOT time / Parquet time per profile (above 1: Parquet faster)", table))
     if not skipped.empty:

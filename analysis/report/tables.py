@@ -673,16 +673,19 @@ def storage_ratios(t: pd.DataFrame) -> pd.DataFrame:
 def storage_means(t: pd.DataFrame) -> pd.DataFrame:
     """The measured storage reads per file × reader × selection × profile, per-sample
     figures averaged over samples; ``verified``: every cold read verified cold (None: not
-    a cold read)."""
+    a cold read). ``format``, ``variant`` (and ``label``, where the table has it) name the
+    file for the figure."""
     m = t[t["status"] == "measured"].copy()
     if m.empty:
         return pd.DataFrame()
     m["file"] = m["format"] + " " + m["variant"] + " c" + m["cluster_size"].astype(str)
+    names = {c: (c, "first") for c in ("format", "variant", "label") if c in m}
     return m.groupby(["file", "reader", "selection", "profile"], sort=False).agg(
         median_s=("median_s", "mean"), predicted_s=("predicted_s", "mean"),
         storage_s=("storage_s", "mean"), requests=("requests", "mean"),
         bytes=("bytes", "mean"), view=("counted_by", "first"),
-        verified=("cold_verified", all_verified)).reset_index()
+        events_per_s=("events_per_s", "mean"),
+        verified=("cold_verified", all_verified), **names).reset_index()
 
 
 def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: str | Path,
@@ -698,10 +701,11 @@ def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: s
     measured = t[t["status"] == "measured"]
     prov = merged_provenance(plan["config"], out, provs, len(storage_files),
                              measured if not measured.empty else pd.DataFrame({"n": []}))
+    reps = sorted({prov["repetitions"], int(measured["n"].max()) if not measured.empty else 0})
     counts = (f"{len(storage_files)} files; {len(measured)} storage reads of "
-              f"{prov['repetitions']} timed repetitions each (after one untimed verified "
-              f"read); {int((t['status'] == 'skipped').sum())} profiles or reads skipped "
-              "(reason in the table)")
+              f"{'-'.join(map(str, reps))} timed repetitions each (column n; after one untimed "
+              f"verified read); {int((t['status'] == 'skipped').sum())} profiles or reads "
+              "skipped (reason in the table)")
     lines = provenance_lines(prov, counts)
     ratios = storage_ratios(t)
     write_csv(with_labels(plan, t), out / "storage.csv", lines)

@@ -3,9 +3,19 @@
 # read from the page cache, from an emulated throttled disk (cold, verified) and from an XRootD
 # server behind a latency/bandwidth proxy, as measure.storage lists. Files: the TTree, RNTuple
 # and Parquet zstd files of every measure.samples sample at the largest measured cluster size;
-# readers: the compare readers (rdf, pyarrow), TTreeReader and uproot.
-# Each job first undoes what killed storage jobs left (analysis/measure/storage/ledger.py).
-STORAGE_READERS = {"ttree": "rdf,ttreereader,uproot", "rntuple": "rdf,uproot", "parquet": "pyarrow"}
+# readers: the compare readers (rdf, pyarrow), TTreeReader and uproot, and polars and DuckDB
+# (which read a URL through fsspec). Its table and figure carry the storage reads' own
+# provenance. Each job first undoes what killed storage jobs left
+# (analysis/measure/storage/ledger.py).
+STORAGE_READERS = {
+    "ttree": "rdf,ttreereader,uproot",
+    "rntuple": "rdf,uproot",
+    "parquet": "pyarrow,polars,duckdb",
+}
+STORAGE_FIGURES = [
+    paths.figure(RESULTS, "storage", figures.FAMILIES["storage"].stem, ext)
+    for ext in style.FILE_FORMATS
+]
 STORAGE_FILES = [
     f
     for f in FILES
@@ -84,6 +94,40 @@ rule tabulate_storage:
         "--provenance {output.provenance:q} --storage {input.storage:q} > {log:q} 2>&1"
 
 
+rule storage_figure:
+    input:
+        tables=paths.table(RESULTS, "storage", "csv"),
+        ratios=paths.table(RESULTS, "storage-ratios", "csv"),
+        provenance=paths.storage_provenance(RESULTS),
+        plan=paths.plan_record(RESULTS),
+    output:
+        png=report(
+            STORAGE_FIGURES[style.FILE_FORMATS.index("png")],
+            caption="../report/storage.rst",
+            category="Figures",
+            subcategory="Storage profiles",
+        ),
+        pdf=STORAGE_FIGURES[style.FILE_FORMATS.index("pdf")],
+    params:
+        tables=lambda wc, input: os.path.dirname(input.tables),
+        out=lambda wc, output: os.path.dirname(output.png),
+        config_name=CONFIG_NAME,
+    log:
+        paths.log(RESULTS, "figure", {"family": "storage"}),
+    localrule: True
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../envs/arrow.yaml"
+    shell:
+        "hepfmt figure storage --tables {params.tables:q} --provenance {input.provenance:q} "
+        "--plan {input.plan:q} --config-name {params.config_name:q} -o {params.out:q} "
+        "> {log:q} 2>&1"
+
+
 rule storage:
     input:
         rules.tabulate_storage.output,
+        STORAGE_FIGURES,

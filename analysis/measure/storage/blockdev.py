@@ -103,18 +103,29 @@ class Device:
         return block_device(self.loop)
 
 
-def _throttle(version: int, cgroup: Path, dev: str, profile: Profile) -> None:
+def device_number(dev: str | Path) -> str:
+    """``MAJOR:MINOR`` of a block device node, as both cgroup interfaces name a device."""
     rdev = os.stat(dev).st_rdev
-    majmin = f"{os.major(rdev)}:{os.minor(rdev)}"
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def throttle_lines(version: int, majmin: str, profile: Profile) -> dict[str, str]:
+    """What is written to which file of a cgroup to cap reads from device ``majmin`` at the
+    profile's bandwidth and IOPS: v1 has a file per limit, v2 one ``io.max`` line with keys
+    (only the read limits; writes stay unlimited)."""
     bps = int(profile.bandwidth_bps)
     if version == 1:
-        (cgroup / "blkio.throttle.read_bps_device").write_text(f"{majmin} {bps}\n")
+        lines = {"blkio.throttle.read_bps_device": f"{majmin} {bps}\n"}
         if profile.iops:
-            (cgroup / "blkio.throttle.read_iops_device").write_text(
-                f"{majmin} {int(profile.iops)}\n")
-    else:
-        iops = f" riops={int(profile.iops)}" if profile.iops else ""
-        (cgroup / "io.max").write_text(f"{majmin} rbps={bps}{iops}\n")
+            lines["blkio.throttle.read_iops_device"] = f"{majmin} {int(profile.iops)}\n"
+        return lines
+    iops = f" riops={int(profile.iops)}" if profile.iops else ""
+    return {"io.max": f"{majmin} rbps={bps}{iops}\n"}
+
+
+def _throttle(version: int, cgroup: Path, dev: str, profile: Profile) -> None:
+    for name, line in throttle_lines(version, device_number(dev), profile).items():
+        (cgroup / name).write_text(line)
 
 
 def _cgroup_parent(version: int) -> Path:
@@ -123,7 +134,7 @@ def _cgroup_parent(version: int) -> Path:
     subtree = CGROUP_V2 / "cgroup.subtree_control"
     if "io" not in subtree.read_text().split():
         raise Unavailable(f"the cgroup v2 'io' controller is not enabled for children of "
-                          f"{CGROUP_V2} ({subtree})")
+                          f"{CGROUP_V2} (enable it: echo +io > {subtree})")
     return CGROUP_V2
 
 

@@ -137,9 +137,7 @@ class ReaderTap:
             self._wrap(uproot.reading.ReadOnlyFile, lambda f: f.source)
             self._count = lambda: self._sum(uproot_source)
         elif remote:
-            from fsspec.implementations.http import HTTPFile
-
-            self._wrap_fetch(HTTPFile)
+            self._wrap_http()
             self._count = lambda: IOCount(*self._fetched)
         else:
             self.why_not = f"{library} keeps no request count of a local file (see syscr)"
@@ -155,10 +153,14 @@ class ReaderTap:
 
         cls.__init__ = recording_init
 
-    def _wrap_fetch(self, cls: type) -> None:
-        """fsspec's file fetches every uncached range through ``_fetch_range``, bound when the
-        file is made: patched before, each call is one HTTP range request."""
-        fetch, fetched = cls._fetch_range, self._fetched
+    def _wrap_http(self) -> None:
+        """Count fsspec's HTTP requests: its file fetches every uncached range through
+        ``_fetch_range`` (bound when the file is made: patched before, each call is one range
+        request), and asks for a file's size with ``_file_info`` (a HEAD request: a round
+        trip without data, which DuckDB makes several of per query)."""
+        from fsspec.implementations import http
+
+        fetch, info, fetched = http.HTTPFile._fetch_range, http._file_info, self._fetched
 
         def counted(obj, start: int, end: int) -> bytes:
             data = fetch(obj, start, end)
@@ -166,7 +168,12 @@ class ReaderTap:
             fetched[1] += len(data)
             return data
 
-        cls._fetch_range = counted
+        async def counted_info(*args, **kwargs) -> dict:
+            fetched[0] += 1
+            return await info(*args, **kwargs)
+
+        http.HTTPFile._fetch_range = counted
+        http._file_info = counted_info
 
     def _sum(self, count_of) -> IOCount:
         total = IOCount(0, 0)

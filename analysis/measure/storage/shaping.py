@@ -5,8 +5,11 @@ of the machine, so the network of a ``remote`` profile is a TCP proxy in user sp
 (Shopify, maintained, Go), whose ``latency`` toxic delays data in each direction and whose
 ``bandwidth`` toxic caps its rate. It is not packaged by Debian bookworm nor PyPI; it is built
 from its Go module into the venv (see :data:`INSTALL`) and found on PATH or beside the venv's
-python. Its latency is in whole milliseconds: a profile needing a finer one (``lan``, 0.2 ms)
-is refused as :class:`Unavailable`, never run with a rounded figure.
+python. Its latency is in whole milliseconds per direction, so a profile's round trip is split
+into two whole-millisecond halves (1 ms: 0 up, 1 down; a request waits for its answer, so only
+the sum matters), and a round trip that is not a whole number of milliseconds is refused as
+:class:`Unavailable`, never run with a rounded figure. No maintained tool found offers finer
+delays on loopback without netem (README "Storage profiles").
 """
 
 from __future__ import annotations
@@ -38,19 +41,27 @@ def find_binary() -> str:
     return found
 
 
-def toxics(profile: Profile) -> list[dict]:
-    """The toxics that make a connection look like ``profile``: half the round trip each way,
-    and the bandwidth cap on the server-to-client stream (KB/s, as Toxiproxy counts)."""
-    if profile.kind != "remote":
-        raise ValueError(f"profile {profile.name} is {profile.kind}, not remote")
-    one_way_ms = profile.latency_s * 1e3 / 2
-    if one_way_ms and (one_way_ms < 1 or abs(one_way_ms - round(one_way_ms)) > 1e-9):
-        raise Unavailable(f"profile {profile.name} needs {one_way_ms:g} ms one-way latency; "
+def one_way_ms(profile: Profile) -> dict[str, int]:
+    """The profile's round trip as whole milliseconds per direction (the reply's direction
+    takes the odd one); :class:`Unavailable` if it is not a whole number of milliseconds."""
+    rtt_ms = profile.latency_s * 1e3
+    if abs(rtt_ms - round(rtt_ms)) > 1e-9:
+        raise Unavailable(f"profile {profile.name} needs a {rtt_ms:g} ms round trip; "
                           "Toxiproxy's latency toxic has 1 ms resolution and this kernel has "
                           "no netem qdisc for finer delays")
+    up = round(rtt_ms) // 2
+    return {"upstream": up, "downstream": round(rtt_ms) - up}
+
+
+def toxics(profile: Profile) -> list[dict]:
+    """The toxics that make a connection look like ``profile``: its round trip split over the
+    two directions (:func:`one_way_ms`), and the bandwidth cap on the server-to-client stream
+    (KB/s, as Toxiproxy counts)."""
+    if profile.kind != "remote":
+        raise ValueError(f"profile {profile.name} is {profile.kind}, not remote")
     out = [{"name": f"latency_{s}", "type": "latency", "stream": s, "toxicity": 1.0,
-            "attributes": {"latency": round(one_way_ms), "jitter": 0}}
-           for s in ("upstream", "downstream") if one_way_ms]
+            "attributes": {"latency": ms, "jitter": 0}}
+           for s, ms in one_way_ms(profile).items() if ms]
     out.append({"name": "bandwidth", "type": "bandwidth", "stream": "downstream",
                 "toxicity": 1.0, "attributes": {"rate": max(1, int(profile.bandwidth_bps / 1e3))}})
     return out

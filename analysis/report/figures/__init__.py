@@ -9,7 +9,8 @@ record, never from re-planning the config.
 Families (:data:`FAMILIES`), one module each: ``size`` (normalised size vs cluster size per codec
 family), ``ratios`` (ROOT / Parquet read-rate ratio vs cluster size), ``tradeoff`` (size vs read
 time with the Pareto front), ``groups`` (compressed bytes per event by branch group) and
-``memory`` (peak memory per reader).
+``memory`` (peak memory per reader); by their own targets ``queries`` (events/s per analysis
+task) and ``storage`` (reads per storage profile, the cost model beside them).
 
 This module is the registry, and imports neither matplotlib nor pandas: the Snakefile reads it
 at parse time for the families' names and files; drawing modules load on first use.
@@ -53,6 +54,7 @@ FAMILIES = {f.name: f for f in (
     Family("groups", "bytes_by_group", ("groups",)),
     Family("memory", "peak_memory", ("reads",)),
     Family("queries", "query_throughput", ("queries",), target="queries"),
+    Family("storage", "storage", ("storage", "storage-ratios"), target="storage"),
 )}
 
 

@@ -50,6 +50,13 @@ TABLES = {
                                r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|threads"),
     "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
                          ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
+    # a skipped profile or read is a row with its reason and no numbers
+    "storage": TableSpec(("sample", "format", "variant", "profile", "reader", "selection",
+                          "status", "counted_by", "reason"),
+                         ("cluster_size", "median_s", "page_cache_s", "storage_s",
+                          "predicted_s", "requests", "bytes", "events_per_s")),
+    "storage-ratios": TableSpec(("profile", "selection", "root", "parquet"),
+                                ("mean", "std", "n_samples")),
 }
 
 

@@ -9,6 +9,7 @@
 #include "readers.hxx"
 
 #include <ROOT/RDataFrame.hxx>
+#include <ROOT/RNTupleDS.hxx>
 #include <ROOT/RNTupleReader.hxx>
 #include <TFile.h>
 #include <TKey.h>
@@ -144,14 +145,15 @@ std::vector<Op> rdf_loop(const std::string &path, const std::string &tree,
                          const std::vector<std::string> &cols, Progress &p) {
   // A TTree is opened here with TFile::Open, which hands root:// to the XRootD plug-in;
   // RDataFrame(name, path) would open it with READ_WITHOUT_GLOBALREGISTRATION, which ROOT 6.40
-  // gives to a local TFile, so it finds no remote file. An RNTuple is opened by name.
+  // gives to a local TFile, so it finds no remote file. An RNTuple is read by its data source
+  // (FromRNTuple, what RDataFrame(name, path) builds), which opens root:// through RRawFile.
   std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
   if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
   auto *key = f->GetKey(tree.c_str());
   const bool is_tree = key && std::string(key->GetClassName()) == "TTree";
   if (!is_tree) f.reset();
   ROOT::RDataFrame df = is_tree ? ROOT::RDataFrame(*f->Get<TTree>(tree.c_str()))
-                                : ROOT::RDataFrame(tree, path);
+                                : ROOT::RDF::FromRNTuple(tree, path);
   ROOT::RDF::RNode node = df;
   std::vector<ROOT::RDF::RResultPtr<Op>> res;
   for (const auto &c : cols) {
