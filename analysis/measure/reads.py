@@ -44,7 +44,6 @@ import numpy as np
 
 from analysis import formats, records
 from analysis.atomic import write_json
-from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Marks, Reader
 from analysis.formats.root.ttree import is_url
@@ -52,6 +51,7 @@ from analysis.measure import isolated
 from analysis.measure.pagecache import evict, load
 from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
+from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import median_interval, parts_of, summarize
@@ -138,12 +138,9 @@ def read_peak_bytes(method: str) -> int:
 def verify_read(reader: Reader, spec: ReadSpec, reference: dict) -> None:
     """The reader's checksums of the selection equal the source's (untimed, once)."""
     got = reader.read(spec.path, spec.branches, spec.threads)
-    bad = [b for b in spec.branches if tuple(got[b]) != reference[b]]
+    bad = differing(got, spec.branches, reference)
     if bad:
-        raise VerificationError(
-            spec.path, f"{spec.reader} read wrong values: {len(bad)} branches differ from "
-            f"the source, e.g. {bad[0]} {fmt_checksum(got[bad[0]])} != "
-            f"{fmt_checksum(reference[bad[0]])}")
+        raise VerificationError(spec.path, mismatch(spec.reader, got, bad, reference))
 
 
 def _io_snapshot(spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:

@@ -43,13 +43,15 @@ def check_source(path: str | Path) -> dict:
     return meta
 
 
-def _differing(got: dict, names: list[str], meta: dict) -> list[str]:
-    return [b for b in names if tuple(got[b]) != tuple(meta["checksums"][b])]
+def differing(got: dict, names: list[str], checksums: dict) -> list[str]:
+    """The branches of ``names`` whose checksums ``got`` by a reader differ from the source's."""
+    return [b for b in names if tuple(got[b]) != tuple(checksums[b])]
 
 
-def _mismatch(path: str | Path, reader: str, got: dict, bad: list[str], meta: dict) -> str:
+def mismatch(reader: str, got: dict, bad: list[str], checksums: dict) -> str:
+    """What :func:`differing` found, in one line for an error or a proof record."""
     return (f"{len(bad)} branches read back by {reader} differ from the source, e.g. "
-            f"{bad[0]} {fmt_checksum(got[bad[0]])} != {fmt_checksum(meta['checksums'][bad[0]])}")
+            f"{bad[0]} {fmt_checksum(got[bad[0]])} != {fmt_checksum(checksums[bad[0]])}")
 
 
 def prove_readers(path: str | Path, adapter: str, meta: dict,
@@ -69,9 +71,9 @@ def prove_readers(path: str | Path, adapter: str, meta: dict,
         except HepfmtError as exc:
             out[name] = {"ok": False, "error": str(exc)}
             continue
-        bad = _differing(got, names, meta)
-        out[name] = {"ok": not bad, "error": _mismatch(path, name, got, bad, meta) if bad
-                     else None}
+        bad = differing(got, names, meta["checksums"])
+        out[name] = {"ok": not bad,
+                     "error": mismatch(name, got, bad, meta["checksums"]) if bad else None}
     return out
 
 
@@ -88,6 +90,6 @@ def verify_written(path: str | Path, adapter: str, meta: dict,
     names = [b["name"] for b in meta["schema"]]
     reader.prepare(1)
     got = reader.read(str(path), names)
-    bad = _differing(got, names, meta)
+    bad = differing(got, names, meta["checksums"])
     if bad:
-        raise VerificationError(path, _mismatch(path, reader.name, got, bad, meta))
+        raise VerificationError(path, mismatch(reader.name, got, bad, meta["checksums"]))
