@@ -107,6 +107,7 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
 
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis import formats
+    from analysis.measure import digest
     from analysis.measure.sizes import write_size_record
     from analysis.measure.verify import check_source, prove_readers, verify_written
 
@@ -119,6 +120,7 @@ def cmd_convert(a: argparse.Namespace) -> None:
                                       f"known: {sorted(fmt.options)}")
     meta = check_source(a.source)
     fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
+    written = digest.of(a.output) if a.size_output else None  # the bytes the proofs prove
     unverifiable = fmt.unverifiable(options) if fmt.unverifiable else None
     proofs = {}
     if unverifiable is None:
@@ -133,7 +135,7 @@ def cmd_convert(a: argparse.Namespace) -> None:
             raise
     if a.size_output:
         write_size_record(a.output, a.name or a.format, a.format, variant.name, a.cluster_size,
-                          a.source, a.size_output, options, unverifiable, proofs)
+                          a.source, a.size_output, options, unverifiable, proofs, written)
 
 
 def cmd_measure(a: argparse.Namespace) -> None:

@@ -9,10 +9,13 @@ both cache modes of its reader on the file: what a user of that reader pays once
 2. the reader must be proven on the file: its ``read`` of every selected branch must give the
    source's per-branch checksums, or the measurement fails (a fast read of wrong data is not a
    result). ``convert`` proves the readers of the read plan on every branch when it writes the
-   file and records it in the size record (:func:`analysis.measure.verify.prove_readers`); a
-   reader proven there is not proven again, the process instead loads the file into the page
-   cache and runs one untimed scan of the smallest selection, so that the reader's lazily
-   initialised paths have run once. Otherwise the proof runs here, untimed, over the union of
+   file and records it in the size record (:func:`analysis.measure.verify.prove_readers`),
+   with the digest of the bytes it proved (:mod:`analysis.measure.digest`); a reader proven
+   there is not proven again, the process instead hashes the file, which loads it into the page
+   cache, refuses it if the digest is not the record's (the file changed since ``convert``; an
+   old record without a digest is not trusted at all: the reader is proven here), and runs one
+   untimed scan of the smallest selection, so that the reader's lazily initialised paths have
+   run once. Otherwise the proof runs here, untimed, over the union of
    the selections. Either way no checksum arithmetic is ever counted as reading, and the proof,
    which is not a measurement, can run while other jobs use the machine;
 3. per selection, warm repetitions: timed scans of the cached file (``scan`` decodes exactly
@@ -47,8 +50,9 @@ from analysis.atomic import write_json
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Marks, Reader
 from analysis.formats.root.ttree import is_url
+from analysis.measure import digest as content_digest
 from analysis.measure import isolated
-from analysis.measure.pagecache import evict, load
+from analysis.measure.pagecache import evict
 from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
@@ -202,14 +206,22 @@ class ReadBatch:
     #: where the reader was proven on every branch of this file (``"convert"``), or empty: the
     #: process proves it itself
     proven_by: str = ""
+    #: the digest of the bytes that proof was made on (:mod:`analysis.measure.digest`)
+    digest: str = ""
 
 
-def _prime(reader: Reader, specs: list[ReadSpec]) -> None:
-    """The untimed start of a process whose reader was proven elsewhere: the file's pages
-    cached, and one scan of the smallest selection, as the proof's read would have done."""
+def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -> None:
+    """The untimed start of a process whose reader was proven elsewhere: the file shown to be
+    the bytes proven there (its digest, whose read leaves the file's pages cached), and one scan
+    of the smallest selection, as the proof's read would have done."""
     first = specs[0]
-    if not is_url(first.path):
-        load(first.path)
+    if is_url(first.path) or not digest:
+        raise ValueError("a proof made elsewhere is trusted only on a local file with the "
+                         "digest of the bytes it proved")
+    now = content_digest.of(first.path)  # reads every byte: the page cache is loaded
+    if now != digest:
+        raise VerificationError(first.path, f"changed since {proven_by}: digest {now} != "
+                                            f"{digest} (its size record's); write it again")
     smallest = min(specs, key=lambda s: len(s.branches))
     reader.scan(smallest.path, smallest.branches, smallest.threads, Marks())
 
@@ -265,7 +277,7 @@ def run_batch(batch: ReadBatch) -> dict:
     tap = counters.ReaderTap(reader.library, first.format, is_url(first.path)) \
         if first.count_io else None
     if batch.proven_by:
-        _prime(reader, specs)
+        _prime(reader, specs, batch.proven_by, batch.digest)
     else:
         verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
     proven_by = batch.proven_by or "measure"
@@ -279,12 +291,12 @@ def run_read(spec: ReadSpec) -> dict:
 
 def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
                 wrap: Callable[[list[str]], list[str]] | None = None,
-                proven_by: str = "") -> list[dict]:
+                proven_by: str = "", digest: str = "") -> list[dict]:
     """One reader's selections on one file, measured in a fresh interpreter: their results
-    (``proven_by``: see :class:`ReadBatch`)."""
+    (``proven_by``, ``digest``: see :class:`ReadBatch`)."""
     first = specs[0]
     what = what or f"{first.reader}/{','.join(s.selection for s in specs)} read"
-    batch = ReadBatch([dataclasses.asdict(s) for s in specs], proven_by)
+    batch = ReadBatch([dataclasses.asdict(s) for s in specs], proven_by, digest)
     return isolated.spawn("analysis.measure.reads", batch, first.path, what, timeout,
                           wrap)["reads"]
 
@@ -338,7 +350,8 @@ def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]
 
 
 def _size_record_of(path: Path, size_record: str | Path | None) -> dict:
-    """The file's size record, once it is shown to describe this very file (its bytes)."""
+    """The file's size record, once it is shown to describe a file of this file's bytes (their
+    content is checked, where a proof depends on it, by the measurement: :func:`_prime`)."""
     if size_record is None:
         return {}
     doc = records.load(size_record, ("file_bytes",), "size record")
@@ -350,10 +363,12 @@ def _size_record_of(path: Path, size_record: str | Path | None) -> dict:
 
 def proven_by(record: dict, reader: str, path: Path) -> str:
     """``"convert"`` when the size record holds a passed proof of ``reader`` on every branch of
-    the file; empty when it holds none (the read proves it); an error when the proof failed:
-    a reader that read wrong values is never timed."""
+    the file, and the digest of the bytes it proved (which the measurement checks before any
+    timing); empty when it holds none, or no digest (a record older than digests: the proof
+    cannot be tied to the file's bytes, so the read proves the reader again); an error when the
+    proof failed: a reader that read wrong values is never timed."""
     proof = record.get("proofs", {}).get(reader)
-    if proof is None:
+    if proof is None or not record.get("digest"):
         return ""
     if not proof["ok"]:
         raise VerificationError(path, f"{reader} failed its proof at convert: {proof['error']}")
@@ -402,7 +417,8 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
                                   stopping.min_repetitions, stopping.budget_s,
                                   int(meta["n_events"])))
         proven = proven_by(record, reader, path)
-        for spec, res in zip(specs, spawn_reads(specs, timeout, proven_by=proven), strict=True):
+        results = spawn_reads(specs, timeout, proven_by=proven, digest=record.get("digest", ""))
+        for spec, res in zip(specs, results, strict=True):
             zip_bytes = sum(zip_by_branch.get(b, 0) for b in spec.branches)
             naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
             for mode, reps in res["modes"].items():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from analysis import formats
 from analysis.atomic import write_json
+from analysis.measure import digest as content_digest
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
 
@@ -59,19 +60,22 @@ def size_record(path: str | Path, format_name: str, source: str | Path) -> dict:
 def write_size_record(path: str | Path, name: str, adapter: str, variant: str,
                       cluster_size: int, source: str | Path, out: str | Path,
                       options: dict | None = None, unverifiable: str | None = None,
-                      proofs: dict[str, dict] | None = None) -> dict:
+                      proofs: dict[str, dict] | None = None,
+                      digest: str | None = None) -> dict:
     """The size record of one file with its identity, writer options and provenance, written
     atomically. ``name`` is the config's name of the format, ``adapter`` its module;
     ``unverifiable`` says why its content could not be proven (None: it was, every branch);
     ``proofs`` each reader's proof of every branch (``verify.prove_readers``), which a read
-    measurement of the file takes instead of proving the reader again."""
+    measurement of the file takes instead of proving the reader again, but only while the file's
+    content still has ``digest`` (:func:`analysis.measure.digest.of`, taken before the proofs
+    were made, so that a change while they ran is a mismatch too; default: taken now)."""
     meta = read_source_meta(source)
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": name, "adapter": adapter,
         "variant": variant, "cluster_size": cluster_size, "options": options or {},
         "verified": unverifiable is None, "unverifiable": unverifiable,
-        "proofs": proofs or {},
+        "proofs": proofs or {}, "digest": digest or content_digest.of(path),
         "n_events": meta["n_events"], **size_record(path, adapter, source),
         "provenance": collect(data_path=Path(path).parent),
     }

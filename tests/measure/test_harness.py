@@ -97,9 +97,12 @@ def test_a_reader_proven_at_convert_is_primed_not_proven_again(written, source,
                                                                monkeypatch) -> None:
     """A batch proven elsewhere runs no checksum at all: it loads the file and scans the
     smallest selection once, untimed, then times as before."""
+    from analysis.measure import digest
+
     calls = _count_compiled(monkeypatch)
     ten = _spec(written("ttree", "zstd-5"), source, "ttree", "getentry")
-    res = reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten)], proven_by="convert"))
+    res = reads.run_batch(reads.ReadBatch([dataclasses.asdict(ten)], proven_by="convert",
+                                          digest=digest.of(ten.path)))
     assert "getentry_checksums" not in calls
     assert calls.count("getentry_scan") == 1 + 3  # the priming scan, then the timed ones
     assert res["reads"][0]["proven_by"] == "convert"
