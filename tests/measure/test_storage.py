@@ -1,18 +1,28 @@
 """Storage that behaves like storage: throttled loop devices, a real XRootD server, shaping.
 
 The throttle tests check a lower bound only (the cap took effect); nothing here bounds a time
-from above. Each remote read runs in its own Python process, as measurements do: ROOT's bundled
-XRootD client and the ``xrootd`` wheel behind fsspec-xrootd must not share a process.
+from above. A throttled device's bound is counted in jiffies, the clock blk-throttle paces by,
+and allows for the slice the kernel starts when the limit is written (:func:`_throttle_floor`).
+A bound in wall time of the amount over the cap less one slice was wrong twice: a read that
+begins within that first slice shares its budget (100 reads at 50 IOPS took 472 jiffies here,
+where the reads' own slices allow no fewer than 475; in wall time once 1.889 s against a bound
+of 1.89 s), and on a loaded VM the wall clock can run ahead of a lagging tick. Each remote read
+runs in its own Python process, as measurements do: ROOT's bundled XRootD client and the
+``xrootd`` wheel behind fsspec-xrootd must not share a process.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
+import math
 import os
+import platform
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,12 +30,82 @@ import pytest
 from analysis.errors import ConfigError
 from analysis.measure.pagecache import evict
 from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
+from analysis.measure.storage.counters import IOCount
 from analysis.measure.storage.profiles import Profile
 
-#: blk-throttle grants the budget of the current slice (DFL_THROTL_SLICE_HD = HZ/10) up front,
-#: counted in jiffies, so a throttled read can finish up to one slice plus one jiffy (10 ms at
-#: the lowest HZ) before bytes / cap; measured here: 100 reads at 50 IOPS in 1.90 s, not 2.00
-THROTTLE_SLICE_S = 0.1 + 0.01
+
+def _kernel_hz() -> int | None:
+    """CONFIG_HZ of the running kernel (jiffies per second), from its config; None if the
+    kernel does not publish it (/proc/config.gz, /boot/config-RELEASE)."""
+    for path, opener in ((Path("/proc/config.gz"), gzip.open),
+                         (Path(f"/boot/config-{platform.release()}"), open)):
+        try:
+            with opener(path, "rt") as f:
+                for line in f:
+                    if line.startswith("CONFIG_HZ="):
+                        return int(line.split("=", 1)[1])
+        except OSError:
+            continue
+    return None
+
+
+def _jiffies() -> int:
+    """The kernel's tick count (/proc/timer_list: root only, as the devices are)."""
+    for line in Path("/proc/timer_list").read_text().splitlines():
+        if line.startswith("jiffies:"):
+            return int(line.split()[1])
+    raise AssertionError("/proc/timer_list names no jiffies")
+
+
+def _throttle_floor(amount: float, rate: float, hz: int) -> int:
+    """Fewest jiffies blk-throttle can take to pass ``amount`` (bytes, or requests) at
+    ``rate`` per second through a cgroup, counted from any moment before the cgroup's first
+    read of the device.
+
+    blk-throttle (block/blk-throttle.c) counts time in jiffies and lets through, by jiffy t of
+    a slice begun at jiffy s, at most ``rate * roundup(t - s + 1, slice) / HZ``, slice = HZ/10
+    (DFL_THROTL_SLICE): at most one slice's worth ahead of time. Trimming a slice and starting a
+    new one (only after a whole slice without a dispatch) keep that bound counted from the first
+    slice's start. The kernel starts that slice when the limit is written; a first read within
+    it shares it, so its start is at most one slice before the counted window begins. Hence
+    the amount over the rate, less two slices, less one jiffy for the rounding. Load on the
+    machine only delays dispatches, and a lagging tick delays them in jiffies too.
+    """
+    return math.floor(amount * hz / rate) - 2 * (hz // 10) - 1
+
+
+def _assert_paced(ticks: int, amount: float, rate: float, what: str) -> None:
+    """``ticks`` jiffies are at least what the cap allows for ``amount`` (last: a kernel
+    that does not say its HZ skips only this)."""
+    hz = _kernel_hz()
+    if hz is None:
+        pytest.skip("the kernel's HZ is unknown (no /proc/config.gz nor /boot/config-*): "
+                    "cannot count the throttle's pacing in its own clock")
+    floor = _throttle_floor(amount, rate, hz)
+    print(f"{what}: {ticks} jiffies at HZ={hz} ({ticks / hz:.3f} s), the cap allows no fewer "
+          f"than {floor}")
+    assert floor > 0 and ticks >= floor, (ticks, floor)
+
+
+def _throttled_reads(dev: blockdev.Device) -> IOCount:
+    """Reads of the device that went through the cgroup's throttle: the cgroup's own counters
+    (v1 blkio.throttle.io_serviced / io_service_bytes, v2 io.stat rios / rbytes)."""
+    majmin = blockdev.device_number(dev.loop)
+    if (dev.cgroup / "blkio.throttle.io_serviced").exists():
+        def read(name: str) -> int:
+            for line in (dev.cgroup / name).read_text().splitlines():
+                fields = line.split()
+                if fields[:2] == [majmin, "Read"]:
+                    return int(fields[2])
+            return 0
+        return IOCount(read("blkio.throttle.io_serviced"),
+                       read("blkio.throttle.io_service_bytes"))
+    for line in (dev.cgroup / "io.stat").read_text().splitlines():
+        name, *pairs = line.split()
+        if name == majmin:
+            stat = dict(p.split("=", 1) for p in pairs)
+            return IOCount(int(stat["rios"]), int(stat["rbytes"]))
+    return IOCount(0, 0)
 
 
 def _block_profile(bandwidth_bps: float, iops: float) -> Profile:
@@ -201,15 +281,20 @@ def test_throttled_read_takes_at_least_bytes_over_cap(tmp_path: Path, ledger_roo
         path = dev.put(src)
         assert evict(path).verified
         before = dev.reads()
+        start = _jiffies()
         got = _child_json(dev.command([sys.executable, "-c", _TIMED_READ, str(path)]))
+        ticks = _jiffies() - start
         served = dev.reads() - before
+        throttled = _throttled_reads(dev)
     print(f"\n{size / 1e6:.2f} MB at a {cap / 1e6:.0f} MB/s cap: {got['wall_s']:.3f} s "
           f"({size / got['wall_s'] / 1e6:.2f} MB/s); kernel: {got['syscr']} read syscalls, "
           f"{got['rchar']} B rchar, {got['read_bytes']} B from the device; loop device served "
-          f"{served.requests} requests, {served.bytes} B")
+          f"{served.requests} requests, {served.bytes} B; the cgroup's throttle passed "
+          f"{throttled.requests} reads, {throttled.bytes} B")
     assert got["read_bytes"] >= size  # it came from the device, not the page cache
     assert served.bytes >= size
-    assert got["wall_s"] >= size / cap - THROTTLE_SLICE_S
+    assert throttled.bytes >= size  # ... through the cap
+    _assert_paced(ticks, size, cap, "the read")
 
 
 def test_iops_cap_paces_small_direct_reads(tmp_path: Path, ledger_root: Path) -> None:
@@ -220,15 +305,18 @@ def test_iops_cap_paces_small_direct_reads(tmp_path: Path, ledger_root: Path) ->
     with blockdev.emulated(_block_profile(1e9, iops), 32 << 20, workdir=tmp_path) as dev:
         path = dev.put(src)
         before = dev.reads()
-        t0 = time.perf_counter()
+        start, t0 = _jiffies(), time.perf_counter()
         dev.run(["dd", f"if={path}", "of=/dev/null", "bs=4k", f"count={n}", "iflag=direct"],
                 check=True, capture_output=True)
-        wall = time.perf_counter() - t0
+        wall, ticks = time.perf_counter() - t0, _jiffies() - start
         served = dev.reads() - before
+        throttled = _throttled_reads(dev)
     print(f"\n{n} direct 4 KiB reads at {iops} IOPS: {wall:.3f} s ({n / wall:.1f}/s); "
-          f"loop device served {served.requests} requests")
+          f"loop device served {served.requests} requests; the cgroup's throttle passed "
+          f"{throttled.requests}")
     assert served.requests >= n
-    assert wall >= n / iops - THROTTLE_SLICE_S
+    assert throttled.requests >= n  # every read went through the cap
+    _assert_paced(ticks, n, iops, "the reads")
 
 
 def test_device_torn_down_when_the_body_raises(tmp_path: Path, ledger_root: Path) -> None:
@@ -474,11 +562,26 @@ def test_a_profile_that_cannot_be_set_up_is_skipped_not_measured(
 def test_reads_on_an_emulated_disk_pay_its_cap(written, source: Path, tmp_path: Path,
                                               ledger_root: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every timed repetition reads from the device through the cgroup's cap (that the cap
+    paces what passes it is the device tests' above); the whole measurement lasts at least what
+    the cap allows for the bytes of its repetitions."""
     _device_or_skip()
     cap = 2e6
     monkeypatch.setitem(profiles.PROFILES, "test-block", _block_profile(cap, 10_000))
+    throttled: list[IOCount] = []
+    emulated = blockdev.emulated
+
+    @contextmanager
+    def counted(*args, **kwargs):  # the device's cgroup counters, read before its teardown
+        with emulated(*args, **kwargs) as dev:
+            yield dev
+            throttled.append(_throttled_reads(dev))
+
+    monkeypatch.setattr(blockdev, "emulated", counted)
+    start = _jiffies()  # before the device (and its throttle's first slice) exists
     doc = _measure(written, source, "parquet", "zstd-3", ["pyarrow"], {"all": "*"},
                    ["test-block"], tmp_path / "out.json", tmp_path)
+    ticks = _jiffies() - start
     (read,) = doc["reads"]
     assert read["mode"] == "cold" and read["cold_verified"]
     for rep in read["repetitions"]:
@@ -487,7 +590,11 @@ def test_reads_on_an_emulated_disk_pay_its_cap(written, source: Path, tmp_path: 
               f"served {rep['io']['device']['requests']} requests, {served} B; model "
               f"{read['predicted_s']:.3f} s")
         assert served > 0  # from the device, not the page cache
-        assert rep["wall_s"] >= served / cap - THROTTLE_SLICE_S
+    served = sum(r["io"]["device"]["bytes"] for r in read["repetitions"])
+    (passed,) = throttled
+    print(f"the cgroup's throttle passed {passed.requests} reads, {passed.bytes} B")
+    assert passed.bytes >= served  # the timed reads ran inside the throttled cgroup
+    _assert_paced(ticks, served, cap, "the measurement")
     assert read["model_view"] == "device" and read["predicted_s"] > 0
     _nothing_left(ledger_root)
 

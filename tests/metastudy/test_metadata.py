@@ -10,11 +10,11 @@ the tables' per-column figures and scaling exponents are the arithmetic they cla
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -205,40 +205,79 @@ def test_a_corrupt_file_is_named(tmp_path, wide):
 
 # --- timing: only the decode is timed ---------------------------------------------------------
 
-def test_repeat_times_only_the_call_and_checks_every_result():
+class _Clock:
+    """decode's clocks (wall and CPU) in a test: time passes only when the test says, so what
+    falls inside a timed span is known exactly, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def process_time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> _Clock:
+    fake = _Clock()
+    monkeypatch.setattr(decode, "time", fake)
+    return fake
+
+
+def test_repeat_times_only_the_call_and_checks_every_result(clock):
     slow_setup = {"n": 0}
 
     def decode_once():
         slow_setup["n"] += 1
+        clock.advance(0.25)  # the decode
         return (3, 4)
 
-    time.sleep(0.2)  # "loading" before repeat() is never part of its figures
+    clock.advance(100.0)  # "loading" before repeat() is never part of its figures
     out = decode.repeat({"memory": decode_once}, (3, 4), 7, 10.0, "x")
-    assert len(out["memory"]["wall_s"]) == 7 == slow_setup["n"]
-    assert max(out["memory"]["wall_s"]) < 0.2  # below the untimed sleep, whatever the load
+    assert slow_setup["n"] == 7
+    assert out["memory"]["wall_s"] == out["memory"]["cpu_s"] == [0.25] * 7  # the calls alone
     with pytest.raises(VerificationError, match=r"\(3, 5\)"):
         decode.repeat({"memory": lambda: (3, 5)}, (3, 4), 5, 10.0, "x")
 
 
-def test_repeat_stops_at_the_budget_but_never_below_five():
-    out = decode.repeat({"m": lambda: (time.sleep(0.02), (1, 1))[1]}, (1, 1), 100, 0.0, "x")
+def test_repeat_stops_at_the_budget_but_never_below_five(clock):
+    def quarter():
+        clock.advance(0.25)
+        return (1, 1)
+
+    out = decode.repeat({"m": quarter}, (1, 1), 100, 0.0, "x")
     assert len(out["m"]["wall_s"]) == decode.MIN_REPETITIONS
+    # 2 s of quarter-second decodes: the ninth ends past the budget, and no tenth starts
+    out = decode.repeat({"m": quarter}, (1, 1), 100, 2.0, "x")
+    assert len(out["m"]["wall_s"]) == 9
 
 
-def test_slow_loading_and_preparing_are_not_timed(tmp_path, monkeypatch):
-    """A decoder whose preparation and loading take 0.2 s each but whose decode is trivial
-    must come out in microseconds: run_decoder times the decode and nothing else."""
+def test_slow_loading_and_preparing_are_not_timed(tmp_path, monkeypatch, clock):
+    """A decoder whose preparation and loading take 100 s each, and whose decodes take 1/8 s
+    from memory and 1/4 s from disk, must come out at exactly those: run_decoder times the
+    decode and nothing else (neither the loading nor the untimed first calls)."""
     path = tmp_path / "f.bin"
     path.write_bytes(b"x" * 100)
-    fake = decode.Decoder("fake", "parquet", "none", lambda: time.sleep(0.2),
-                            lambda data: (time.sleep(0.2), data)[1],
-                            lambda data: (len(data), 1), lambda p: (Path(p).stat().st_size, 1))
+
+    def takes(seconds: float, result):
+        clock.advance(seconds)
+        return result
+
+    fake = decode.Decoder("fake", "parquet", "none", lambda: clock.advance(100.0),
+                            lambda data: takes(100.0, data),
+                            lambda data: takes(0.125, (len(data), 1)),
+                            lambda p: takes(0.25, (Path(p).stat().st_size, 1)))
     monkeypatch.setitem(decode.DECODERS, "fake", fake)
     res = decode.run_decoder(decode.TimingSpec(str(path), "fake", 100, 1, 5, 10.0))
-    for mode in decode.MODES:
-        assert len(res[mode]["wall_s"]) == 5
-        assert max(res[mode]["wall_s"]) < 0.2, mode  # below either untimed sleep
+    for mode, seconds in (("memory", 0.125), ("disk", 0.25)):
+        assert res[mode]["wall_s"] == res[mode]["cpu_s"] == [seconds] * 5, mode
         assert res[mode]["resident_fraction"] == 1.0
+    assert set(res) == set(decode.MODES)
 
 
 @pytest.mark.parametrize("impl", sorted(decode.DECODERS))
@@ -254,7 +293,9 @@ def test_memory_decode_never_touches_the_file(wide, tmp_path, impl):
     dec.memory(loaded)  # first call: lazy imports and JIT, as the untimed warm-up
     out = decode.repeat({"memory": lambda: dec.memory(loaded)},
                           (COLUMNS, GROUPS * ROWS), 5, 10.0, impl)
-    assert len(out["memory"]["wall_s"]) == 5
+    assert len(out["memory"]["wall_s"]) == len(out["memory"]["cpu_s"]) == 5
+    assert all(0 < t < math.inf for t in out["memory"]["wall_s"])  # a real clock's times
+    assert all(0 <= t < math.inf for t in out["memory"]["cpu_s"])
 
 
 def test_time_file_runs_each_implementation_in_a_fresh_process(wide, tmp_path):
