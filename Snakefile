@@ -30,8 +30,9 @@ MEASURED = list(READ_PLAN)
 
 
 onstart:
-    # One run per results directory, whatever its working directory; then remove what killed
-    # jobs left there (analysis/plan/lock.py). Not for dry runs, nor inside batch jobs.
+    # One run per results directory, whatever its working directory, and none on a directory
+    # above or inside a live run's; then remove what dead processes left there, never a live
+    # one's (analysis/plan/lock.py). Not for dry runs, nor inside batch jobs.
     from analysis.plan import lock
 
     lock.hold(RESULTS)

@@ -25,6 +25,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     # Fixed length (PIDs have at most 7 digits): a ROOT file records the name it was written
     # under, so a name one digit longer would make the same data one file a few bytes larger.
+    # The PID names the file's owner: a run removes it only once that process is gone
+    # (analysis.plan.lock.remove_leftovers).
     tmp = target.with_name(f".{target.name}.tmp{os.getpid():07d}")
     try:
         yield tmp

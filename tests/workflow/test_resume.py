@@ -46,10 +46,10 @@ def test_leftovers_of_killed_jobs_are_removed(tmp_path: Path) -> None:
     (results / "files").mkdir(parents=True)
     kept = results / "files" / "c200.root"
     kept.write_bytes(b"x")
-    left = results / "files" / ".c200.root.tmp0012345"
-    left.write_bytes(b"half")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
+    left = results / "files" / f".c200.root.tmp{dead.pid:07d}"  # (tests/plan/test_lock.py:
+    left.write_bytes(b"half")  # a live owner's temporary file stays)
     scratch = Path(tempfile.mkdtemp(prefix=f"hepfmt-fresh-{dead.pid}-"))
     mine = Path(tempfile.mkdtemp(prefix=f"hepfmt-fresh-{os.getpid()}-"))
     try:
@@ -80,6 +80,7 @@ def test_a_second_run_on_the_same_results_is_refused(tmp_path: Path) -> None:
     with pytest.raises(lock.Busy):  # held by this process now: the same refusal in-process
         lock.hold(results)
         lock.hold(results)
+    lock.release(results)
 
 
 def _start(workdir: Path, config: Path) -> subprocess.Popen:
