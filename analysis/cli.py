@@ -370,10 +370,12 @@ def cmd_query(a: argparse.Namespace) -> None:
     import tempfile
 
     from analysis.measure.queries import measure_queries, write_reference
+    from analysis.measure.timing import QUERY_MIN_REPETITIONS
     from analysis.queries import reading
 
-    if a.repetitions < 5:
-        raise ConfigError("--repetitions", "at least 5 repetitions are required")
+    if a.repetitions < QUERY_MIN_REPETITIONS:
+        raise ConfigError("--repetitions",
+                          f"at least {QUERY_MIN_REPETITIONS} repetitions are required")
     numbers = _task_numbers(a.tasks)
     engines = (a.engines.split(",") if a.engines
                else reading(a.format, numbers, distributed=bool(a.dask_scheduler)))

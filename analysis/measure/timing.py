@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from analysis.stats import sharp
 
+#: The fewest timed repetitions of an analysis query in each cache mode (``hepfmt query``
+#: makes exactly as many as it is given, ``measure.repetitions`` in the workflow).
+QUERY_MIN_REPETITIONS = 5
+
 
 @dataclass(frozen=True)
 class Stopping:

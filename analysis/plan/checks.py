@@ -1,44 +1,98 @@
 """The config checks the JSON schema cannot express: names that must exist (processes, format
 adapters, readers, options), variants each format can write (codec levels included), writer
 option values, input files that must be readable, sub-grids inside the grid, selections every
-sample can read.
+sample can read, the rules between keys (repetitions, cluster sizes of the sub-grids, the
+pairings' sides) and where results go.
 
-Snakemake and the CLI both run them (the Snakefile directly, the CLI through
-:func:`analysis.plan.config.validate`), so a config is refused the same way by either, before
-any job, and each error names the offending key. They stay cheap (no ROOT, no event read; a
-local input's header is read once per process, for its branch names): the Snakefile runs them at
-every parse.
+Snakemake and the CLI both run them (through :func:`analysis.plan.config.validate`), so a
+config is refused the same way by either, before any job, and each error names the offending
+key. They stay cheap (no ROOT, no event read; a local input's header is read once per process,
+for its branch names; one empty file made and removed where results go): the Snakefile runs
+them at every parse.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from analysis import formats
+from analysis.codec import Variant
 from analysis.errors import ConfigError, HepfmtError, InputError
+from analysis.measure.timing import QUERY_MIN_REPETITIONS, Stopping
 from analysis.plan import metagrid, options, selections
 from analysis.plan.study import (
     SIDES,
     adapter,
-    all_cluster_sizes,
     compare_pairs,
+    compare_samples,
+    measure_samples,
     pairs_only,
+    query_tasks,
     sample_cluster_sizes,
 )
 from analysis.samples.processes import PROCESSES
 
+#: The directory holding the Snakefile: no study writes its outputs there or above it.
+PROJECT = Path(__file__).resolve().parents[2]
+#: Each side of a pairing: the file extension of the adapters it may name, and what they are
+#: (TTree and RNTuple write ROOT files).
+SIDE_KINDS = {"ttree": ("root", "ROOT"), "parquet": ("parquet", "Parquet")}
+
 
 def check(config: dict) -> None:
+    _results(config["results"])
     events = _samples(config)
     _model(config)
     _cluster_sizes_fit(config, events)
     _formats(config)
+    _normalise_variants(config)
     _measure(config)
+    _repetitions(config)
     _compare(config)
     selections.per_sample(config)
     metagrid.check(config)
     options.check_parquet(config["metadata"].get("parquet_options", {}),
                           "metadata.parquet_options", {"statistics": "metadata.stats_levels"})
+
+
+def _results(text: str) -> None:
+    """Every output goes under ``results`` (relative to the working directory): never the
+    filesystem root (which an empty value makes of every path), the project (its sources sit
+    beside the outputs, and cleaning them would take the project) or above it, nor a place no
+    directory can be made or written."""
+    if not text.strip():
+        raise ConfigError("results", "empty: every output would go under the filesystem root "
+                                     "(give a directory, e.g. results)")
+    try:
+        problem = _results_problem(text)
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL, a name too long, a link loop
+        problem = f"not a usable path ({getattr(exc, 'strerror', None) or exc})"
+    if problem:
+        raise ConfigError("results", problem)
+
+
+def _results_problem(text: str) -> str | None:
+    where = Path(text).resolve()
+    if where == PROJECT or where in PROJECT.parents:
+        what = ("the filesystem root" if where == Path(where.anchor) else
+                "the project root (the directory holding the Snakefile)" if where == PROJECT
+                else "a directory holding the project")
+        return f"{text!r} is {what}; outputs need a directory of their own (e.g. results)"
+    made = where
+    while not made.exists():
+        made = made.parent
+    if not made.is_dir():
+        return f"{str(made)!r} is a file, not a directory" + (
+            "" if made == where else f": {text!r} cannot be made under it")
+    try:  # os.access answers yes to root whatever the file system says
+        fd, probe = tempfile.mkstemp(prefix=".hepfmt-writable-", dir=made)
+    except OSError as exc:
+        return f"{str(made)!r} is not writable ({exc.strerror})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
 
 
 def _samples(config: dict) -> dict[str, int | None]:
@@ -129,23 +183,70 @@ def _formats(config: dict) -> None:
             raise ConfigError(key, f"no format adapter {name!r}; known: {formats.names()} "
                                    "(a format of another name needs 'adapter:')")
         f = formats.get(name)
-        for i, v in enumerate(fcfg["variants"]):
-            f.variant(v, f"formats.{fmt}.variants[{i}]")
+        _variants(fmt, f, name, fcfg["variants"])
         options.check(name, f, fcfg.get("options", {}), f"formats.{fmt}.options")
 
 
-def _cluster_sizes(config: dict, key: str, sizes: list[int] | None) -> None:
-    written = all_cluster_sizes(config)
+def _variants(fmt: str, f: formats.Format, name: str, variants: list[str]) -> None:
+    """Each variant one the format can write, spelled one way (``zstd-05`` is ``zstd-5``: the
+    normal spelling replaces it), and no two of them the same file under two labels."""
+    given = list(variants)
+    root = formats.extension(name) == "root"
+    seen: dict[object, int] = {}
+    for i, text in enumerate(given):
+        v = f.variant(text, f"formats.{fmt}.variants[{i}]")
+        # ROOT writes a variant without a level at its default one: zstd is zstd-5
+        same = (v.root_setting(), v.dictionary) if root else v.name
+        if same in seen:
+            j = seen[same]
+            raise ConfigError(f"formats.{fmt}.variants[{i}]",
+                              f"{text!r} writes the same file as variants[{j}] "
+                              f"({given[j]!r}): one file under two labels")
+        seen[same] = i
+        variants[i] = v.name
+
+
+def _normal(text: object) -> object:
+    """A variant's normal spelling (``zstd-5`` for ``zstd-05``); what is no variant stays as it
+    is, for the check of its key to refuse."""
+    try:
+        return Variant.of(text).name if isinstance(text, str) else text
+    except ConfigError:
+        return text
+
+
+def _normalise_variants(config: dict) -> None:
+    """Every other key naming a variant spelled as ``formats.<name>.variants`` now are, so that
+    ``zstd-05`` there finds ``zstd-5`` here."""
+    m, cmp = config["measure"], config["compare"]
+    for names in (m.get("variants") or {}).values():
+        names[:] = [_normal(v) for v in names]
+    for fmt, v in (m.get("queries_files") or {}).items():
+        m["queries_files"][fmt] = _normal(v)
+    for pair in cmp.get("pairs", []):
+        for side in SIDES:
+            pair[side] = _normal(pair[side])
+    codecs = config["metadata"].get("codecs", {})
+    for fmt, v in codecs.items():
+        codecs[fmt] = _normal(v)
+
+
+def _cluster_sizes(config: dict, key: str, sizes: list[int] | None, samples: list[str],
+                   which: str) -> None:
+    """Each size of a sub-grid is one its samples are written at: one they all lack would be
+    dropped from it without a word."""
+    written = sorted({n for s in samples for n in sample_cluster_sizes(config, s)})
     for i, n in enumerate(sizes or []):
         if n not in written:
-            raise ConfigError(f"{key}[{i}]", f"{n} is not among the cluster sizes written "
-                                             f"({written})")
+            raise ConfigError(f"{key}[{i}]", f"{n} is not among the cluster sizes {which} "
+                                             f"are written at ({written})")
 
 
 def _measure(config: dict) -> None:
     m = config.get("measure", {})
-    _cluster_sizes(config, "measure.cluster_sizes", m.get("cluster_sizes"))
     _sample_names(config, "measure.samples", m.get("samples"))
+    _cluster_sizes(config, "measure.cluster_sizes", m.get("cluster_sizes"),
+                   measure_samples(config), "the samples of the measure grid")
     for fmt, variants in (m.get("variants") or {}).items():
         known = config["formats"].get(fmt, {}).get("variants")
         if known is None:
@@ -164,13 +265,42 @@ def _measure(config: dict) -> None:
                                                             f"{sorted(known)}")
 
 
+def _repetitions(config: dict) -> None:
+    """The rules between the repetition keys, and the timing's own (:class:`Stopping`): each
+    job would refuse its config, after the samples were generated and the files written."""
+    m = config["measure"]
+    if m["min_repetitions"] > m["repetitions"]:
+        raise ConfigError("measure.min_repetitions",
+                          f"{m['min_repetitions']} is above measure.repetitions "
+                          f"({m['repetitions']}), the most a read is repeated")
+    if query_tasks(config) and m["repetitions"] < QUERY_MIN_REPETITIONS:
+        raise ConfigError("measure.repetitions",
+                          f"{m['repetitions']} is below the {QUERY_MIN_REPETITIONS} repetitions "
+                          "each query of the queries target needs (measure.queries: [] for "
+                          "none)")
+    try:
+        Stopping(m["precision"], m["budget_s"], m["min_repetitions"], m["repetitions"])
+    except ValueError as exc:
+        raise ConfigError("measure", str(exc)) from None
+
+
 def _compare(config: dict) -> None:
     """Every ``compare.readers`` entry names a format (or a side) and a reader it has, and
     every pair's reader exists, whether or not ``compare.cluster_sizes`` reads it: the ratio
-    tables look its measurements up either way."""
+    tables look its measurements up either way. The pairs are of a ROOT and a Parquet format
+    and of labels of their own (the tables key them by label); a sample in
+    ``compare.samples`` is written at one of ``compare.cluster_sizes`` at least, each of which
+    one of those samples is written at."""
     cmp = config.get("compare", {})
-    _cluster_sizes(config, "compare.cluster_sizes", cmp.get("cluster_sizes"))
     _sample_names(config, "compare.samples", cmp.get("samples"))
+    paired = compare_samples(config)
+    sizes = cmp.get("cluster_sizes") or []
+    _cluster_sizes(config, "compare.cluster_sizes", sizes, paired, "the compare samples")
+    for j, sample in enumerate(cmp.get("samples") or []):
+        if not set(sample_cluster_sizes(config, sample)) & set(sizes):
+            raise ConfigError(f"compare.samples[{j}]",
+                              f"{sample!r} is written at none of compare.cluster_sizes "
+                              f"({sizes}), the only sizes the pairings are read at on it")
     for fmt, reader in cmp.get("readers", {}).items():
         key = f"compare.readers.{fmt}"
         if fmt in config["formats"]:
@@ -180,17 +310,38 @@ def _compare(config: dict) -> None:
         elif fmt not in SIDES:
             raise ConfigError(key, f"{fmt!r} is neither a format of formats nor a side "
                                    f"{list(SIDES)}")
+    labels: dict[str, int] = {}
     for i, pair in enumerate(cmp.get("pairs", [])):
         for side in SIDES:
             fmt = pair.get(f"{side}_format", side)
+            _side_kind(config, f"compare.pairs[{i}]", pair, side)
             if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
                 raise ConfigError(f"compare.pairs[{i}].{side}",
                                   f"{pair[side]!r} is not among formats.{fmt}.variants")
+    for i, p in enumerate(compare_pairs(config)):
+        if p.label in labels:
+            raise ConfigError(f"compare.pairs[{i}].label",
+                              f"{p.label!r} is also pairs[{labels[p.label]}]'s label (the "
+                              "ratio tables know a pairing by its label)")
+        labels[p.label] = i
     for p in compare_pairs(config):
         for s in p.sides:
             if s.format in config["formats"]:
                 _reader_exists("compare.readers", adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
+
+
+def _side_kind(config: dict, key: str, pair: dict, side: str) -> None:
+    """The format on a pairing's ``side`` exists and is of that side's kind."""
+    fmt = pair.get(f"{side}_format", side)
+    own = f"{key}.{side}_format" if f"{side}_format" in pair else f"{key}.{side}"
+    if fmt not in config["formats"]:
+        raise ConfigError(own, f"{fmt!r} is not a format of formats")
+    name = adapter(config, fmt)
+    extension, kind = SIDE_KINDS[side]
+    if formats.extension(name) != extension:
+        raise ConfigError(own, f"{fmt!r} is a {formats.label(name)} format; the {side} side of "
+                               f"a pairing is a {kind} one")
 
 
 def _reader_exists(key: str, adapter_name: str, reader: str, where: str = "") -> None:

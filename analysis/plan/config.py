@@ -1,17 +1,23 @@
 """Study configuration: load, validate against the workflow's JSON schema, fill defaults.
 
-The schema file is the one Snakemake's ``validate`` uses, so the CLI and the workflow accept
-exactly the same configs and fill in exactly the same defaults.
+The CLI (``hepfmt check-config`` and every command given a config) and the Snakefile
+(:func:`for_workflow`) validate with these functions and the one schema file, so they accept
+exactly the same configs, fill in exactly the same defaults and refuse a config the same way:
+one line naming the key, before any job.
 """
 
 from __future__ import annotations
 
+import math
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from analysis.errors import ConfigError, InputError
+from analysis.errors import ConfigError, HepfmtError
+from analysis.plan import configfile
 from analysis.plan import schema as config_schema
 
 
@@ -33,14 +39,40 @@ def _copy(value):
     return yaml.safe_load(yaml.safe_dump(value))
 
 
+def _plain(value: object, path: tuple = ()) -> None:
+    """Rules for every value, wherever it is (free-form writer options included): numbers are
+    finite and keys are strings.
+
+    NaN passes every ``minimum`` and ``maximum`` (each comparison is false) and then decides
+    nothing or everything: ``precision: .nan`` repeats each read to the maximum,
+    ``timeout_s: .nan`` fails every job. A YAML key ``1:`` or ``yes:`` is an int or a bool,
+    which the schema's name patterns do not look at."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(config_schema.key(path) or "(top level)",
+                          f"{value} is not a finite number")
+    if len(path) > configfile.MAX_DEPTH:
+        raise ConfigError(config_schema.key(path), "nested too deeply")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ConfigError(config_schema.key((*path, str(k))),
+                                  f"YAML reads this key as {type(k).__name__} {k!r}, not as a "
+                                  "name (quote it)")
+            _plain(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _plain(v, (*path, i))
+
+
 def validate(config: dict) -> dict:
     """Validate in place (filling defaults) and return the config; errors name the key.
 
-    Everything a job would trip over is checked here, before any job: the schema (types,
-    ranges), then :func:`analysis.plan.checks.check` (names, codec levels, writer options,
-    input files, sub-grids)."""
+    Everything a job would trip over is checked here, before any job: finite numbers, the
+    schema (types, ranges, lengths), then :func:`analysis.plan.checks.check` (names, codec
+    levels, writer options, input files, sub-grids, the rules between keys)."""
+    _plain(config)
     schema = config_schema.load()
-    cls = _with_defaults(jsonschema.validators.validator_for(schema))
+    cls = _with_defaults(config_schema.validator_class(schema))
     errors = sorted(cls(schema).iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
@@ -48,20 +80,37 @@ def validate(config: dict) -> dict:
         # ("5000 is greater than the maximum of 1024", not "is not valid under any of ...")
         err = next((e for e in err.context if e.validator not in ("type", "const")), err)
         key = config_schema.key(err.absolute_path) or "(top level)"
-        raise ConfigError(key, err.message)
+        raise ConfigError(key, _message(err))
     from analysis.plan.checks import check  # they need the format registry
 
     check(config)
     return config
 
 
+def _message(err: jsonschema.ValidationError) -> str:
+    """The schema's words, without a long value repeated whole (a 50 kB label, twice)."""
+    if err.validator == "maxLength":
+        return (f"{err.instance[:20]!r}... is {len(err.instance):,} characters long, more than "
+                f"{err.validator_value}")
+    text = err.message
+    return text if len(text) <= 300 else f"{text[:150]} ... {text[-100:]}"
+
+
 def load(path: str | Path) -> dict:
+    """The config file ``path``, read strictly (:mod:`analysis.plan.configfile`), validated."""
+    return validate(configfile.read(path))
+
+
+def for_workflow(config: dict, files: Iterable[str | Path]) -> dict:
+    """The Snakefile's check of its ``config``: the files it came from read as strictly as the
+    CLI reads them, then the config (``--config`` overrides applied) validated in place.
+
+    A refusal is one line and exit status 2, as from the CLI: an exception raised in a
+    Snakefile is printed by Snakemake with its stack."""
     try:
-        config = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise InputError(path, f"cannot read config ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(path, f"not valid YAML ({exc})") from exc
-    if not isinstance(config, dict):
-        raise InputError(path, "config must be a mapping")
-    return validate(config)
+        for f in files:
+            configfile.read(f)
+        return validate(config)
+    except HepfmtError as exc:
+        print(f"hepfmt: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

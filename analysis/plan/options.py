@@ -17,8 +17,6 @@ import re
 from collections.abc import Mapping
 from functools import cache
 
-import jsonschema
-
 from analysis.codec import Variant
 from analysis.errors import ConfigError
 from analysis.formats import Format
@@ -52,7 +50,7 @@ def check(adapter: str, fmt: Format, options: Mapping, key: str) -> None:
 
 
 def _validate(rules: dict, value: object, key: str) -> None:
-    errors = sorted(jsonschema.Draft202012Validator(rules).iter_errors(value),
+    errors = sorted(schema.validator_class(rules)(rules).iter_errors(value),
                     key=lambda e: list(e.absolute_path))
     if errors:
         raise ConfigError(schema.key(errors[0].absolute_path, key), errors[0].message)

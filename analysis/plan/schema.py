@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
@@ -20,6 +21,20 @@ def _text() -> str:
 def load() -> dict:
     """A fresh copy (validation fills defaults from it, which must not leak between configs)."""
     return yaml.safe_load(_text())
+
+
+def _integer(checker, instance: object) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def validator_class(schema: dict) -> type:
+    """The schema's validator, with ``integer`` meaning an integer written as one.
+
+    JSON Schema counts 1500.0 as an integer; YAML reads ``n_events: 1500.0`` as a float, which
+    then fails in the job that is handed it (``--events 1500.0``), long after the check."""
+    base = jsonschema.validators.validator_for(schema)
+    return jsonschema.validators.extend(
+        base, type_checker=base.TYPE_CHECKER.redefine("integer", _integer))
 
 
 def key(path: Iterable[str | int], prefix: str = "") -> str:
