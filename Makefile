@@ -45,11 +45,17 @@ $(QUIET_CONDOR): $(STAMP)
 # --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
 # with a lock that dies with its process, where Snakemake's would need --unlock after a kill.
 RESUME := --rerun-incomplete --nolock
+# The config is checked by hepfmt before Snakemake reads it: Snakemake's own YAML loading (which
+# runs before the Snakefile) recurses without bound on a self-containing mapping and takes
+# minutes on a multi-MB value; check-config refuses those in one line naming the file or key.
+CHECK := $(BIN)/hepfmt check-config $(CONFIG)
 
 run: $(STAMP) $(QUIET_CONDOR)
+	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) $(RESUME) --configfile $(CONFIG)
 
 report: $(STAMP) $(QUIET_CONDOR)
+	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)
 
 # After make run: hepfmt's harness next to the bare library calls on the formats table's files
@@ -70,6 +76,7 @@ reference:
 		cp results/metadata/plots/*.png $(REF)/metadata/plots/; fi
 
 dryrun: $(STAMP) $(QUIET_CONDOR)
+	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --dry-run --configfile $(CONFIG)
 
 lint: $(STAMP) $(QUIET_CONDOR)
