@@ -51,8 +51,10 @@ def _raise_if_disk_full(target: Path, exc: BaseException) -> None:
     except OSError:
         return
     if getattr(exc, "errno", None) == errno.ENOSPC or free < FULL_BYTES:
-        raise InputError(target, f"disk full: {free / 1e6:.1f} MB free on its filesystem "
-                                 f"(the write failed: {exc})") from exc
+        problem = f"disk full: {free / 1e6:.1f} MB free on its filesystem"
+        # how the library failed is its own long story: for --verbose
+        raise InputError(target, problem, f"{target}: {problem}; the write failed: "
+                                          f"{getattr(exc, 'detail', None) or exc}") from exc
 
 
 def write_json(target: str | Path, doc: object) -> None:

@@ -16,6 +16,10 @@ filters, which are not a dependency, so they are not offered. Booleans are HDF5 
 byte, as h5py writes numpy bools, and read back as numpy bools.
 
 The reader reads each dataset in blocks of whole chunks, so that no chunk is decompressed twice.
+
+The writer builds the file in memory (HDF5's ``core`` driver) and writes it at close: the file's
+bytes are those of a direct write, and a full disk is an error, where a direct write's failed
+flush crashes HDF5 2.0 when h5py closes a dataset.
 """
 
 from __future__ import annotations
@@ -63,7 +67,10 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
     n = meta["n_events"]
     n_clusters = max(1, math.ceil(n / cluster_size))
     opts = filters(variant, options)
-    with atomic_path(out) as tmp, h5py.File(tmp, "w") as f:
+    # in memory, written to disk whole at close (the same bytes): HDF5 2.0 segfaults closing a
+    # dataset whose chunks could not be flushed (a full disk), and the core driver's flush
+    # fails cleanly, after the datasets are closed
+    with atomic_path(out) as tmp, h5py.File(tmp, "w", driver="core", backing_store=True) as f:
         g = f.create_group(GROUP, track_order=True)
         g.attrs["cluster_size"] = cluster_size
         datasets, pos = {}, {}
