@@ -87,13 +87,39 @@ def cmd_schema_extract(a: argparse.Namespace) -> None:
 
 
 def cmd_validate_model(a: argparse.Namespace) -> None:
+    """Judge a model against a real file: a given one (or the built-in), one learned from
+    another file (``--learn-from``), or one learned from the file's first half and judged
+    against its second (``--held-out``)."""
     from analysis.errors import VerificationError
-    from analysis.measure.fidelity import GOAL, compare, misses, report
-    from analysis.samples.model import load_model
+    from analysis.measure.fidelity import GOAL, compare, misses, report, schema_mismatch
+    from analysis.samples.inputs import extract_schema
 
-    model = load_model(a.model)
-    tables = compare(a.file, model, a.tree, a.seed)
-    text = report(tables, a.file, model.origin)
+    notes = []
+    if a.held_out:
+        from analysis.measure.heldout import held_out
+
+        if a.model or a.learn_from:
+            raise ConfigError("--held-out", "learns its model from the file's first half: "
+                                            "give neither MODEL nor --learn-from")
+        tables, judged, origin = held_out(a.file, a.tree, a.seed)
+    else:
+        if a.model and a.learn_from:
+            raise ConfigError("--learn-from", "give MODEL or --learn-from, not both")
+        if a.learn_from:
+            from analysis.samples.learn import extract
+
+            model = extract(a.learn_from, a.tree)
+        else:
+            from analysis.samples.model import load_model
+
+            model = load_model(a.model)
+        mismatch = schema_mismatch(model.schema, extract_schema(a.file, a.tree))
+        if mismatch:
+            print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
+            notes.append(mismatch)
+        tables = compare(a.file, model, a.tree, a.seed)
+        judged, origin = a.file, model.origin
+    text = report(tables, judged, origin, notes)
     print(text)
     if a.output:
         Path(a.output).write_text(text)
@@ -229,6 +255,7 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     est = resources.whole_study(c)
     print(f"{a.config}: valid; {len(c['samples'])} samples")
     print(est.describe())
+    print(cost.basis(c))
     print(cost.whole(c).describe())
     for w in resources.machine_warnings(est, c):
         print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
@@ -546,6 +573,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("file", help="the real file: TTree, RNTuple or Parquet (file or directory)")
     v.add_argument("model", nargs="?", help="value model JSON (default: built-in)")
     v.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
+    v.add_argument("--held-out", action="store_true",
+                   help="out of sample: learn the model from the file's first half of entries "
+                        "and judge it against the second")
+    v.add_argument("--learn-from", metavar="FILE",
+                   help="out of sample: learn the model from this file (same --tree) and "
+                        "judge it against the first")
     v.add_argument("--seed", type=int, default=1)
     v.add_argument("-o", "--output", help="also write the report (Markdown) here")
     v.add_argument("--report-only", action="store_true",

@@ -28,6 +28,7 @@ from analysis.measure.sizes import size_record
 from analysis.samples.generate import generate
 from analysis.samples.importer import import_tree
 from analysis.samples.model import Model, mantissa_bits
+from analysis.samples.schema import Schema
 from analysis.samples.source import (
     iter_batches,
     read_source_meta,
@@ -157,6 +158,23 @@ def _groups(checks: pd.DataFrame) -> pd.DataFrame:
     return wide[order].sort_values(order[0], ascending=False).reset_index()
 
 
+def schema_mismatch(model: Schema, real: Schema) -> str | None:
+    """How the model's branches and the file's differ, counted, in one line (None: the same
+    names). A group the model lacks is judged at -100% and one the file lacks not at all, so
+    a verdict across two schemas says more about the schemas than about the values."""
+    m, r = set(model.names), set(real.names)
+    if m == r:
+        return None
+
+    def some(names: set[str]) -> str:
+        return f" (e.g. {', '.join(sorted(names)[:3])})" if names else ""
+
+    return (f"the model's schema ({model.origin or 'model'}, {len(m)} branches) differs from "
+            f"the file's ({len(r)} branches): {len(r - m)} of the file's branches are missing "
+            f"from the model{some(r - m)}, {len(m - r)} of the model's from the file"
+            f"{some(m - r)}")
+
+
 def misses(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The checks beyond the goal, worst first."""
     checks = tables["checks"]
@@ -164,8 +182,10 @@ def misses(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return missed.reindex(missed["diff %"].abs().sort_values(ascending=False).index)
 
 
-def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str) -> str:
-    """Markdown: what a user reads to decide whether to trust the synthetic samples."""
+def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
+           notes: list[str] | None = None) -> str:
+    """Markdown: what a user reads to decide whether to trust the synthetic samples;
+    ``notes`` (a schema mismatch) go above the verdict."""
     checks = tables["checks"]
     worst = checks.reindex(checks["diff %"].abs().sort_values(ascending=False).index)
     rep = tables["replicas"].iloc[0]
@@ -177,6 +197,7 @@ def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str) -> str
         f"# Model fidelity: {real} vs a synthetic sample from {model_origin}", "",
         f"Synthetic sample: {rep['replicas']} replicas of the real file's {rep['real events']} "
         "events, written in clusters of that size.", "",
+        *(f"**Note**: {n}." for n in notes or []), *([""] if notes else []),
         verdict, "",
         "## Normalised size per codec (file = 2018 definition, real file; data = branches only)",
         "", tables["size"].round(3).to_markdown(index=False), "",

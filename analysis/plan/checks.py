@@ -7,14 +7,15 @@ pairings' sides) and where results go.
 Snakemake and the CLI both run them (through :func:`analysis.plan.config.validate`), so a
 config is refused the same way by either, before any job, and each error names the offending
 key. They stay cheap (no ROOT, no event read; a local input's header is read once per process,
-for its branch names; one empty file made and removed where results go): the Snakefile runs
-them at every parse.
+for its entries and branch names; one empty file made and removed where results go): the
+Snakefile runs them at every parse.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from functools import cache
 from pathlib import Path
 
 from analysis import formats
@@ -30,6 +31,7 @@ from analysis.plan.study import (
     measure_samples,
     pairs_only,
     query_tasks,
+    readers,
     sample_cluster_sizes,
 )
 from analysis.samples.processes import PROCESSES
@@ -96,12 +98,12 @@ def _results_problem(text: str) -> str | None:
 
 
 def _samples(config: dict) -> dict[str, int | None]:
-    """Sample -> its events where known before any job (generated: the config's; a local
-    Parquet file: its footer's; a ROOT file or a URL: None, found by the import job)."""
+    """Sample -> its events where known before any job (generated: the config's; a local file:
+    its metadata's; a URL: None, found by the import job)."""
     events: dict[str, int | None] = {}
     for name, s in config["samples"].items():
         if "file" in s:
-            events[name] = input_events(f"samples.{name}.file", s["file"])
+            events[name] = input_events(f"samples.{name}.file", s["file"], s.get("tree", "Events"))
             continue
         if s["process"] not in PROCESSES:
             raise ConfigError(f"samples.{name}.process",
@@ -110,15 +112,10 @@ def _samples(config: dict) -> dict[str, int | None]:
     return events
 
 
-def input_events(key: str, path: str) -> int | None:
-    """Refuse a sample file that is missing, empty or neither ROOT nor Parquet (by its first
-    bytes); its event count when its metadata tells it cheaply (a Parquet footer), else None.
-
-    Only that much: whether the tree inside can be imported is the import job's business
-    (:mod:`analysis.samples.inputs`), which reads far more than a parse-time check should.
-    """
-    from analysis.samples.inputs import detect
-
+def input_events(key: str, path: str, tree: str = "Events") -> int | None:
+    """The entries of a local sample file, from its metadata (the TTree or RNTuple header, the
+    Parquet footers: no event is read, once per file and process); a file that is missing,
+    unreadable, without ``tree`` or without entries is refused. None for a remote file."""
     if "://" in path:  # remote: opening it here would make every parse wait on the network
         return None
     p = Path(path)
@@ -126,18 +123,19 @@ def input_events(key: str, path: str) -> int | None:
         raise ConfigError(key, f"no such file {path!r}")
     if p.is_file() and p.stat().st_size == 0:
         raise ConfigError(key, f"{path!r} is empty")
+    st = p.stat()
     try:
-        kind = detect(path)
+        return _entries(path, tree, (st.st_mtime_ns, st.st_size))
     except InputError as exc:
-        raise ConfigError(key, f"{path!r}: {exc.problem}") from None
-    if kind != "parquet" or not p.is_file():
-        return None
-    import pyarrow.parquet as pq
+        raise ConfigError(key, str(exc)) from None
 
-    try:
-        return pq.read_metadata(path).num_rows
-    except Exception:  # a damaged footer: the import job reports it, with pyarrow's words
-        return None
+
+@cache
+def _entries(path: str, tree: str, stamp: tuple[int, int]) -> int:
+    from analysis.samples.inputs import open_input
+
+    del stamp  # part of the cache key only: a rewritten file is read again
+    return open_input(path, tree).require_entries()
 
 
 def _model(config: dict) -> None:
@@ -329,6 +327,28 @@ def _compare(config: dict) -> None:
             if s.format in config["formats"]:
                 _reader_exists("compare.readers", adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
+    if not sizes:
+        _compare_readers_measured(config)
+
+
+def _compare_readers_measured(config: dict) -> None:
+    """Without ``compare.cluster_sizes`` the ratio tables take their read times from the measure
+    grid, so a pair's reader that ``measure.readers`` leaves out would give ratios of sizes
+    only, without a word: refused, naming the key that chose it (the reader is not added, which
+    would time a reader the config left out on purpose)."""
+    named = config["compare"].get("readers") or {}
+    for p in compare_pairs(config):
+        for side, s in zip(SIDES, p.sides, strict=True):
+            timed = readers(config, s.format) if s.format in config["formats"] else [s.reader]
+            if s.reader in timed:
+                continue
+            key = next((f"compare.readers.{k}" for k in (s.format, side) if k in named),
+                       f"measure.readers.{s.format}")
+            raise ConfigError(key, f"the {p.label!r} pair reads {s.format} with {s.reader!r}, "
+                                   f"which measure.readers.{s.format} {timed} leaves out; "
+                                   "without compare.cluster_sizes the ratio tables take read "
+                                   "times from the measure grid (add it there, or name one "
+                                   "of those)")
 
 
 def _side_kind(config: dict, key: str, pair: dict, side: str) -> None:

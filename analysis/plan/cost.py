@@ -26,11 +26,11 @@ from analysis.plan import metagrid, selections, study
 
 #: Where and how every part below was measured (on 2026-11-24, one job at a time, while another
 #: session's short benchmark sometimes ran on the second core).
-MACHINE = ("2-core Intel Xeon VM (23.5 GiB, ext4), ROOT 6.40, pyarrow 26.0.1, uproot 5.7.7, "
-           "1499-branch NanoAOD schema")
+MACHINE = "2-core Intel Xeon VM (23.5 GiB, ext4), ROOT 6.40, pyarrow 26.0.1, uproot 5.7.7"
 WHERE = "analysis/plan/cost.py"
 
-#: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file): the parts' width.
+#: Branches of the built-in CMS NanoAOD model (and of a real NanoAOD file): the width the parts
+#: were measured at; a sample of other width scales them (:func:`branch_count`).
 NANOAOD_BRANCHES = 1499
 #: A remote sample (not opened while planning) has no event count: assume a NanoAOD chunk.
 IMPORTED_EVENTS = 200_000
@@ -184,10 +184,31 @@ def _branches_in(path: str) -> int:
         return NANOAOD_BRANCHES  # an unreadable model is reported by the job that uses it
 
 
-def branch_count(config: Mapping) -> int:
-    """Branches per event: those of the config's value model, else the built-in NanoAOD's."""
+def branch_count(config: Mapping, sample: str | None = None) -> int:
+    """Branches per event: ``sample``'s (its file's header; a remote file's are not read), else
+    those of the config's value model, else the built-in NanoAOD's."""
+    if sample is not None and "file" in config["samples"][sample]:
+        schema = selections.sample_schema(config, sample)
+        if schema is not None:
+            return len(schema.branches)
     path = config.get("model") or config.get("schema")
     return _branches_in(str(path)) if path and "://" not in str(path) else NANOAOD_BRANCHES
+
+
+def basis(config: Mapping) -> str:
+    """The events and branches of each sample the estimate stands on, and where each comes
+    from: a user sees at once whether the planner read the file meant."""
+    parts = []
+    for sample, s in config["samples"].items():
+        if "file" not in s:
+            where = f"generated from {Path(config.get('model') or 'the built-in model').name}"
+        elif "://" in str(s["file"]):
+            where = f"remote {s['file']}, not opened: {IMPORTED_EVENTS:,} events assumed"
+        else:
+            where = f"read from {s['file']}"
+        parts.append(f"{sample} {sample_events(config, sample):,} events × "
+                     f"{branch_count(config, sample):,} branches ({where})")
+    return "basis: " + "; ".join(parts)
 
 
 def sample_events(config: Mapping, sample: str) -> int:
@@ -268,7 +289,7 @@ class MeasureCost:
 
 def selection_widths(config: Mapping, sample: str) -> list[int]:
     """Branches each of ``measure.selections`` reads on ``sample``."""
-    branches = branch_count(config)
+    branches = branch_count(config, sample)
     resolved = selections.for_sample(config, sample)
     return [branches if sel == selections.ALL else len(resolved[name] or sel)
             for name, sel in config["measure"]["selections"].items()]
@@ -298,7 +319,8 @@ def proof_seconds(config: Mapping, spec: study.FileSpec, readers: list[str]) -> 
     """What ``convert --prove`` adds to a read-measured file's write: each reader's read of
     every branch (which stands in for the format's verifier)."""
     n_events = sample_events(config, spec.sample)
-    return sum(read_seconds(r, spec.adapter, n_events, branch_count(config)) for r in readers)
+    return sum(read_seconds(r, spec.adapter, n_events, branch_count(config, spec.sample))
+               for r in readers)
 
 
 # --- writes -------------------------------------------------------------------------------
@@ -400,21 +422,21 @@ class Breakdown:
                 f"{h(self.all_s)}: writes {h(self.generate_s + self.write_s)} [proof reads "
                 f"{h(self.proof_s)}], reads {h(self.read_s)} [start-ups "
                 f"{h(self.start_s)}]; queries {h(self.query_s)}, metadata "
-                f"{h(self.metadata_s)}) from parts measured on a {MACHINE} ({WHERE})")
+                f"{h(self.metadata_s)}) from parts measured on a {MACHINE} at "
+                f"{NANOAOD_BRANCHES} NanoAOD branches, scaled to the basis ({WHERE})")
 
 
 def whole(config: Mapping) -> Breakdown:
     """Every job the planner would run, costed from the parts above."""
     plan = study.read_plan(dict(config))
     files = study.files(dict(config))
-    branches = branch_count(config)
     reads = [measure_job(config, f, readers) for f, readers in plan.items()]
     proofs = sum(proof_seconds(config, f, readers) for f, readers in plan.items())
     return Breakdown(
-        generate_s=sum(generate_seconds(sample_events(config, s), branches)
+        generate_s=sum(generate_seconds(sample_events(config, s), branch_count(config, s))
                        for s in config["samples"]),
         write_s=proofs + sum(write_seconds(f.adapter, f.variant, sample_events(config, f.sample),
-                                           branches) for f in files),
+                                           branch_count(config, f.sample)) for f in files),
         proof_s=proofs, read_s=sum(r.total_s for r in reads),
         start_s=sum(r.start_s for r in reads),
         tabulate_s=tabulate_seconds(2 * len(files)),

@@ -50,8 +50,9 @@ def read_events(inp: Input, schema: Schema) -> Iterator[dict[str, Column]]:
 
 def import_tree(path: str, tree: str, out: str | Path) -> Schema:
     """Copy every branch of the TTree or RNTuple ``tree`` (or of a Parquet file or directory)
-    into an uncompressed Arrow IPC source, atomically."""
+    into an uncompressed Arrow IPC source, atomically; a file without entries is refused."""
     inp = open_input(path, tree)
+    inp.require_entries()
     schema = extract_schema(inp)
     target = arrow_schema(schema)
     with atomic_path(out) as tmp, pa.OSFile(str(tmp), "wb") as sink, \

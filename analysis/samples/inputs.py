@@ -4,14 +4,13 @@ or a directory of files, flat and list columns as uproot/awkward/coffea write Na
 The kind is read from the content, not guessed from the name: a ROOT file starts with ``root``
 and a Parquet file with ``PAR1``; inside a ROOT file, the class of the object under the tree
 name says TTree or RNTuple. Every kind is read the same two ways: its columns (name, dtype,
-flat or jagged, and the counter the file itself names, which only TTree leaf lists do), and its
-events in chunks of bounded size as flat numpy values plus offsets, so that a large file never
-needs to fit in memory.
+flat or jagged, and the counter the file itself names, which TTree leaf lists and ROOT-written
+RNTuples' cardinality fields do: :mod:`.rntuple`), and its events in chunks of bounded size as
+flat numpy values plus offsets, so that a large file never needs to fit in memory.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.samples.rntuple import columns as rntuple_columns
 from analysis.samples.schema import DTYPES, Schema, schema_from_fields
 from analysis.samples.source import Column, to_column
 
@@ -29,11 +29,6 @@ STEP_BYTES = 100_000_000
 #: Class names uproot reports for an RNTuple anchor (the pre-1.0 name included).
 RNTUPLE_CLASSES = ("ROOT::RNTuple", "ROOT::Experimental::RNTuple")
 MAGIC = {b"root": "root", b"PAR1": "parquet"}
-#: RNTuple field types hepfmt reads: fixed-width scalars and vectors of them.
-CPP_DTYPES = {"bool": "bool", "char": "int8", "float": "float32", "double": "float64",
-              **{f"{ns}{u}int{n}_t": f"{u}int{n}" for ns in ("", "std::") for u in ("", "u")
-                 for n in (8, 16, 32, 64)}}
-VECTOR = re.compile(r"^(?:std::vector|ROOT::VecOps::RVec|ROOT::RVec)<(?P<element>.+)>$")
 
 
 @dataclass(frozen=True)
@@ -43,7 +38,8 @@ class Field:
     name: str
     dtype: str  # numpy dtype name of the (flattened) values
     jagged: bool
-    counter: str | None = None  # the counter the file itself names (TTree leaf lists only)
+    counter: str | None = None  # the counter the file itself names (a TTree leaf list, or an
+    # RNTuple cardinality field projected onto the same collection)
 
 
 def _magic(path: str) -> bytes:
@@ -110,6 +106,20 @@ class Input:
         """Events in the file, from its metadata alone (no event is read)."""
         raise NotImplementedError
 
+    @property
+    def what(self) -> str:
+        """How an error names what was read: ``TTree 'Events'``, ``Parquet table``."""
+        return "Parquet table" if self.kind == "parquet" else \
+            f"{'TTree' if self.kind == 'ttree' else 'RNTuple'} {self.tree!r}"
+
+    def require_entries(self) -> int:
+        """The entries, refused when there are none: an empty sample makes no file at any
+        cluster size, and every later job would fail naming its own output, not this input."""
+        n = self.num_entries
+        if n == 0:
+            raise InputError(self.path, f"{self.what} has no entries")
+        return n
+
 
 class RootInput(Input):
     """A TTree or an RNTuple, read by uproot (``root://`` works with ``fsspec-xrootd``)."""
@@ -143,17 +153,9 @@ class RootInput(Input):
         return out
 
     def _rntuple_fields(self) -> list[Field]:
-        # from the header's field records: uproot's field objects cost seconds in a wide RNTuple
-        out = []
-        top = [(r.field_name, r.type_name) for i, r in enumerate(self.obj.field_records)
-               if r.parent_field_id == i]
-        for name, typename in top:
-            m = VECTOR.match(typename)
-            element = m["element"] if m else typename
-            if element.strip() not in CPP_DTYPES:
-                raise InputError(self.path, f"field {name}: unsupported type {typename}")
-            out.append(Field(name, CPP_DTYPES[element.strip()], m is not None))
-        return out
+        # from the header's field and column records: uproot's field objects (and awkward
+        # forms) cost seconds in a wide RNTuple
+        return [Field(*c) for c in rntuple_columns(self.path, self.obj)]
 
     def chunks(self, names: list[str]) -> Iterator[dict[str, Column]]:
         import awkward as ak

@@ -77,13 +77,12 @@ def extract(path: str | Path, tree: str = "Events") -> Model:
     """Learn the model of a TTree, an RNTuple or Parquet NanoAOD (all events are read into
     memory, in chunks)."""
     inp = open_input(path, tree)
+    inp.require_entries()
     schema = extract_schema(inp)
     chunks: dict[str, list[Column]] = {n: [] for n in schema.names}
     for chunk in read_events(inp, schema):
         for name, col in chunk.items():
             chunks[name].append(col)
-    if not chunks[schema.names[0]]:
-        raise InputError(path, f"{inp.label} has no entries")
     cols = {n: _concat(c) for n, c in chunks.items()}
     lengths = _lengths(path, schema, cols)
     n_events = len(next(iter(lengths.values()))) if lengths else cols[schema.names[0]].values.size

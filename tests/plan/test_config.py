@@ -126,7 +126,7 @@ def test_real_file_samples_are_accepted(tmp_path: Path) -> None:
                        **{f"Muon_{k}": jagged for k in ("pt", "eta", "phi")},
                        **{f"Jet_{k}": jagged for k in ("pt", "eta", "phi", "mass")}}
     c = _base()
-    c["samples"] = {"real": {"file": str(real)}, "remote": {"file": "root://eos.cms/x.root",
-                                                            "tree": "Events"}}
+    c["samples"] = {"real": {"file": str(real), "cluster_sizes": [3]},  # its 3 entries
+                    "remote": {"file": "root://eos.cms/x.root", "tree": "Events"}}
     c["compare"]["pairs"] = []
     assert set(cfg.validate(c)["samples"]) == {"real", "remote"}

@@ -291,3 +291,18 @@ def test_check_config_refuses_in_one_line(tmp_path: Path) -> None:
     assert proc.stderr.splitlines() == [
         "hepfmt check-config: error: config key 'formats.ttree.options.basket_size': "
         "-1 is less than the minimum of 1024"]
+
+
+# -- the pairings' readers are ones the study times ---------------------------------------------
+
+def test_a_compare_reader_measure_readers_leave_out_is_refused() -> None:
+    """Without compare.cluster_sizes the ratio tables take read times from the measure grid:
+    a pair's reader not timed there gave ratios of sizes only, without a word."""
+    c = _base()
+    c["compare"].pop("cluster_sizes", None)
+    c["measure"]["readers"] = {"ttree": ["uproot"], "parquet": ["pyarrow"]}
+    message = _refused(c)  # rdf, compare.readers' default
+    assert message.startswith("config key 'compare.readers.ttree': "), message
+    assert "'rdf'" in message and "measure.readers.ttree ['uproot']" in message
+    c["compare"]["readers"] = {"ttree": "uproot", "parquet": "pyarrow"}
+    cfg.validate(c)

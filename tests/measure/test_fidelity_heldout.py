@@ -1,0 +1,75 @@
+"""validate-model out of sample (a model learned from the file's first half, judged against its
+second, or learned from another file) and a schema mismatch said in one line, on a part of the
+shared nano_dy.root small enough to write through a codec or two in seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import awkward as ak
+import pyarrow.parquet as pq
+import pytest
+import uproot
+
+from analysis.cli import main
+from analysis.measure import fidelity
+from analysis.measure.heldout import halves, held_out
+from analysis.samples.model import load_model
+
+NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
+pytestmark = pytest.mark.skipif(not NANO.is_file(), reason=f"needs {NANO}")
+CODECS = [("rntuple", "zstd-5"), ("parquet", "zstd-3")]
+
+
+@pytest.fixture(scope="module")
+def part(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Muons, jets and the generator record of the real file, as a Parquet file."""
+    t = uproot.open(NANO)["Events"]
+    keys = list(t.keys())
+    names = [k for k in keys if k.split("_")[0] in ("Muon", "Jet", "GenPart")
+             or k in ("nMuon", "nJet", "nGenPart", "event")]
+    path = tmp_path_factory.mktemp("heldout") / "part.parquet"
+    ak.to_parquet(t.arrays(names), path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _few_codecs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fidelity, "CODECS", CODECS)
+
+
+def test_halves_split_the_events(part: Path, tmp_path: Path) -> None:
+    learn, judge = halves(str(part), "Events", tmp_path)
+    assert pq.read_metadata(learn).num_rows == pq.read_metadata(judge).num_rows == 20
+    assert pq.read_schema(learn).names == pq.read_schema(judge).names
+
+
+def test_held_out_judges_the_other_half(part: Path) -> None:
+    tables, judged, origin = held_out(str(part), codecs=CODECS)
+    assert judged.endswith("entries 20-39 (held out)") and origin == "part.parquet entries 0-19"
+    assert tables["replicas"].iloc[0]["real events"] == 20
+    assert {"Muon", "Jet", "GenPart"} <= set(tables["checks"]["group"])
+
+
+def test_validate_model_held_out_cli(part: Path, tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    assert main(["validate-model", str(part), "--held-out", "--report-only",
+                 "-o", str(report)]) == 0
+    assert "(held out) vs a synthetic sample from part.parquet entries 0-19" in \
+        report.read_text()
+    assert main(["validate-model", str(part), str(tmp_path / "m.json"), "--held-out"]) == 2
+
+
+def test_a_schema_mismatch_is_said_in_one_line(part: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    """The built-in model has all 1499 branches of nano_dy, the part a few of them."""
+    report = tmp_path / "report.md"
+    assert main(["validate-model", str(part), "--report-only", "-o", str(report)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    n_model = len(load_model(None).schema.branches)
+    n_file = len(pq.read_schema(part).names)
+    assert len(warnings) == 1, warnings
+    assert (f"the model's schema (nano_dy.root:Events, {n_model} branches) differs from the "
+            f"file's ({n_file} branches): 0 of the file's branches are missing from the model, "
+            f"{n_model - n_file} of the model's from the file") in warnings[0]
+    assert "**Note**: the model's schema" in report.read_text()
