@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import VERBOSE, ConfigError, HepfmtError, InputError
+from analysis.errors import VERBOSE, ConfigError, HepfmtError, InputError, brief, verbose
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -19,6 +19,16 @@ def _option(text: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
     key, value = text.split("=", 1)
     return key, yaml.safe_load(value)
+
+
+def _memory_cap(text: str) -> str:
+    from analysis.measure import memcap
+
+    try:
+        memcap.parse(text, "--memory-cap")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _names(text: str) -> list[str]:
@@ -66,19 +76,23 @@ def cmd_generate(a: argparse.Namespace) -> None:
 
 
 def cmd_import(a: argparse.Namespace) -> None:
+    from analysis.measure import memcap
     from analysis.samples.importer import import_tree
     from analysis.samples.source import write_sidecar
 
-    schema = import_tree(a.file, a.tree, a.output)
+    with memcap.capped(a.file):  # a file from elsewhere, read in this process
+        schema = import_tree(a.file, a.tree, a.output)
     write_sidecar(a.output, schema, a.sample or Path(a.output).stem, process="real",
                   source_file=a.file, tree=a.tree)
 
 
 def cmd_schema_extract(a: argparse.Namespace) -> None:
     from analysis.atomic import atomic_path
+    from analysis.measure import memcap
     from analysis.samples.learn import extract
 
-    model = extract(a.file, a.tree)
+    with memcap.capped(a.file):  # a file from elsewhere, read in this process
+        model = extract(a.file, a.tree)
     with atomic_path(a.output) as tmp:
         model.to_json(tmp)
     print(f"{a.output}: {len(model.schema.branches)} branches, {len(model.multiplicity)} "
@@ -133,9 +147,10 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
 
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis import formats
-    from analysis.measure import digest
+    from analysis.measure import digest, memcap
     from analysis.measure.sizes import write_size_record
     from analysis.measure.verify import check_source, prove_readers, verify_written
+    from analysis.samples.source import read_source_meta
 
     fmt = formats.get(a.format)
     variant = fmt.variant(a.variant, "--variant")
@@ -144,7 +159,9 @@ def cmd_convert(a: argparse.Namespace) -> None:
     if unknown:
         raise ConfigError("--option", f"{a.format} has no writer option {unknown[0]!r}; "
                                       f"known: {sorted(fmt.options)}")
-    meta = check_source(a.source)
+    # the source is read before it is proven: under the cap of its declared (naive) bytes
+    with memcap.capped(a.source, read_source_meta(a.source)["naive_bytes"]):
+        meta = check_source(a.source)
     fmt.write(Path(a.source), Path(a.output), variant, a.cluster_size, options)
     written = digest.of(a.output) if a.size_output else None  # the bytes the proofs prove
     unverifiable = fmt.unverifiable(options) if fmt.unverifiable else None
@@ -388,9 +405,12 @@ def _task_numbers(text: str) -> list[int]:
 
 
 def cmd_query_reference(a: argparse.Namespace) -> None:
+    from analysis.measure import memcap
     from analysis.measure.queries import write_reference
+    from analysis.samples.source import read_source_meta
 
-    write_reference(a.source, _task_numbers(a.tasks), a.output)
+    with memcap.capped(a.source, read_source_meta(a.source)["naive_bytes"]):
+        write_reference(a.source, _task_numbers(a.tasks), a.output)
 
 
 def cmd_query(a: argparse.Namespace) -> None:
@@ -537,6 +557,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description=__doc__)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the libraries' own messages (ROOT's) and tracebacks")
+    p.add_argument("--memory-cap", type=_memory_cap, metavar="SIZE",
+                   help="the most memory a process reading a file may take, e.g. 8G, 512M or "
+                        "off (default: from the file's size, at least 4 GB; also "
+                        "HEPFMT_MEMORY_CAP); a damaged file that asks for more is refused")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("generate", help="generate a NanoAOD-like source sample (Arrow IPC)")
@@ -677,17 +701,21 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.verbose:
         os.environ[VERBOSE] = "1"  # child processes (measurements) inherit it
+    if args.memory_cap:
+        from analysis.measure.memcap import ENV
+
+        os.environ[ENV] = args.memory_cap  # ... and this
     try:
         args.func(args)
-    except HepfmtError as exc:
-        print(f"hepfmt {args.command}: error: {exc}", file=sys.stderr)
+    except HepfmtError as exc:  # the whole text of the libraries' messages with --verbose
+        print(f"hepfmt {args.command}: error: {exc.detail if verbose() else exc}",
+              file=sys.stderr)
         return 2
     except Exception as exc:  # a library's own error: one line unless asked for the detail
-        if args.verbose or os.environ.get(VERBOSE):
+        if verbose():
             raise
         print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
-              f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
-              "(--verbose for the detail)", file=sys.stderr)
+              f"{brief(str(exc))} (--verbose for the detail)", file=sys.stderr)
         return 2
     return 0
 

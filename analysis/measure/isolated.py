@@ -5,6 +5,11 @@ allocator history, or another library's imports. So each measurement runs as
 ``python -m <module> SPEC_JSON OUT``: the parent passes a spec (a dataclass), the child runs one
 function on it and writes the result to OUT; a child's failure reaches the parent as one line
 naming the file.
+
+A child opens a file it did not write, so it runs under a memory cap
+(:mod:`analysis.measure.memcap`), which it sets itself before anything reads the file; the parent
+waits for it with ``wait4`` and so learns its peak resident memory, which tells a child that ran
+out of its cap from one that crashed for another reason.
 """
 
 from __future__ import annotations
@@ -16,68 +21,122 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from analysis.errors import VERBOSE, HepfmtError, InputError, VerificationError
+from analysis.errors import HepfmtError, InputError, VerificationError, brief, verbose
+from analysis.measure import memcap
 
 
 def spawn(module: str, spec: object, path: str | Path, what: str, timeout: float,
-          wrap: Callable[[list[str]], list[str]] | None = None) -> dict:
+          wrap: Callable[[list[str]], list[str]] | None = None,
+          data_bytes: float | None = None, threads: int = 1) -> dict:
     """Run ``module``'s :func:`child` on ``spec`` in a new interpreter; return its result.
     ``wrap`` turns the command into the one to run (e.g. one that enters a throttled cgroup
-    first: :meth:`~analysis.measure.storage.blockdev.Device.command`)."""
+    first: :meth:`~analysis.measure.storage.blockdev.Device.command`); ``data_bytes`` (the
+    uncompressed bytes the child holds) and ``threads`` size its memory cap
+    (:func:`~analysis.measure.memcap.cap_for`)."""
     argv = [sys.executable, "-m", module, json.dumps(asdict(spec))]
-    return _run(argv, path, what, timeout, wrap)
+    return _run(argv, path, what, timeout, wrap, memcap.cap_for(path, data_bytes, threads))
 
 
-def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: float) -> object:
+def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: float,
+         data_bytes: float | None = None) -> object:
     """``function`` (``module:name``) called with ``kwargs`` in a new interpreter: for opening
     a file nobody has verified, whose library may crash (a segfault in ROOT becomes an error
-    naming ``path`` instead of killing the caller)."""
+    naming ``path`` instead of killing the caller); under a memory cap as :func:`spawn`."""
     return _run([sys.executable, "-m", __name__, function, json.dumps(kwargs)], path, what,
-                timeout)["result"]
+                timeout, None, memcap.cap_for(path, data_bytes))["result"]
+
+
+def wait(proc: subprocess.Popen, timeout: float) -> tuple[int, int] | None:
+    """(exit status as ``returncode``, peak RSS bytes of the child and the children it
+    waited for), or None when ``timeout`` passed first (the child is then killed)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            proc.returncode = -signal.SIGKILL
+            return None
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss * 1024
 
 
 def _run(cmd: list[str], path: str | Path, what: str, timeout: float,
-         wrap: Callable[[list[str]], list[str]] | None = None) -> dict:
+         wrap: Callable[[list[str]], list[str]] | None, cap: int | None) -> dict:
     # the parent's PID in the name: a run that finds it dead removes what a kill left here
     with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [*cmd, str(out)]
         if wrap is not None:
             cmd = wrap(cmd)
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            raise VerificationError(path, f"{what} timed out ({timeout} s)") from exc
-        if proc.returncode < 0:
-            raise InputError(path, f"{what} crashed ({signal.Signals(-proc.returncode).name}): "
-                                   "the library could not handle this file")
-        if proc.returncode != 0 or not out.exists():
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            own = tail.removeprefix("hepfmt: ")
-            if own != tail and own.startswith(f"{path}: "):  # the child named the file already
-                raise VerificationError(path, own[len(f"{path}: "):])
-            raise VerificationError(path, f"{what} failed: {tail}")
-        return json.loads(out.read_text())
+        with open(Path(tmp) / "stderr", "w+", errors="replace") as err:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err, env=memcap.child_env(cap))
+            ended = wait(proc, timeout)
+            err.seek(0)
+            stderr = err.read()
+        if ended is None:
+            raise VerificationError(path, f"{what} timed out ({timeout} s)")
+        returncode, peak = ended
+        if returncode == 0 and out.exists():
+            return json.loads(out.read_text())
+        raise failure(path, what, returncode, stderr, peak, cap)
+
+
+def failure(path: str | Path, what: str, returncode: int, stderr: str, peak: int,
+            cap: int | None) -> HepfmtError:
+    """The one-line error of a child that failed: out of its memory cap, crashed, or said why
+    (its own ``hepfmt:`` line, else the first meaningful lines of what its library printed);
+    the child's whole output is the error's detail (``--verbose``)."""
+    path = str(path)
+    detail = (f"{path}: {what} failed (exit status {returncode}, peak resident memory "
+              f"{memcap.gb(peak)}, memory cap {memcap.gb(cap) if cap else 'none'}):\n{stderr}")
+    crashed = returncode < 0 or "*** Break ***" in stderr  # ROOT's handler exits after a signal
+    if memcap.reached(cap, stderr, crashed, peak):
+        return memcap.exceeded(path, cap, detail)
+    if returncode < 0:
+        return InputError(path, f"{what} crashed ({signal.Signals(-returncode).name}): the "
+                                "library could not handle this file", detail)
+    own = [x for x in stderr.splitlines() if x.startswith("hepfmt: ")]
+    if own:
+        line = own[-1].removeprefix("hepfmt: ")
+        if line.startswith(f"{path}: "):  # the child named the file already
+            return VerificationError(path, line[len(f"{path}: "):], detail)
+        return VerificationError(path, f"{what} failed: {line}", detail)
+    if crashed:
+        return InputError(path, f"{what} crashed: the library could not handle this file "
+                                f"({brief(stderr)})", detail)
+    return VerificationError(path, f"{what} failed: {brief(stderr) or '(no output)'}", detail)
 
 
 def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> int:
-    """The child's entry point: ``argv`` is ``[SPEC_JSON, OUT]``; exit status 2 on an error."""
+    """The child's entry point: ``argv`` is ``[SPEC_JSON, OUT]``; exit status 2 on an error.
+    The memory cap is set first, before ``body`` opens any file."""
+    memcap.apply()
     warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
     spec = spec_type(**json.loads(argv[0]))
     try:
         result = body(spec)
     except HepfmtError as exc:
         print(f"hepfmt: {exc}", file=sys.stderr)
+        if verbose():
+            print(exc.detail, file=sys.stderr)
         return 2
-    except Exception as exc:  # a library's own error: the parent shows the last line
-        if os.environ.get(VERBOSE):
+    except Exception as exc:  # a library's own error: one line, all of it with --verbose
+        if verbose():
             raise
-        print(f"hepfmt: {type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"hepfmt: {type(exc).__name__}: {brief(str(exc))}", file=sys.stderr)
         return 2
     Path(argv[1]).write_text(json.dumps(result))
     return 0

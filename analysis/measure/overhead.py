@@ -143,7 +143,8 @@ def bench(path: str, source: str, adapter: str, readers: list[str],
             row = isolated.call("analysis.measure.overhead:compare", {
                 "path": str(path), "source": str(source), "adapter": adapter,
                 "reader": reader, "branches": branches, "runs": runs, "threads": threads},
-                path, f"{reader}/{sel_name} overhead bench", timeout)
+                path, f"{reader}/{sel_name} overhead bench", timeout,
+                data_bytes=read_source_meta(source)["naive_bytes"])
             rows.append({**row, "selection": sel_name})
     return rows
 

@@ -191,7 +191,8 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
     for e in engines:
         spec = QuerySpec(str(path), str(reference), e, list(numbers), list(modes), repetitions,
                          threads, scheduler if queries.engine(e).distributed else "")
-        res = isolated.spawn("analysis.measure.queries", spec, path, f"{e} queries", timeout)
+        res = isolated.spawn("analysis.measure.queries", spec, path, f"{e} queries", timeout,
+                             data_bytes=meta["naive_bytes"], threads=threads)
         for task in T.select(numbers):
             tres = res["tasks"][str(task.number)]
             for mode, reps in tres["modes"].items():

@@ -297,8 +297,10 @@ def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
     first = specs[0]
     what = what or f"{first.reader}/{','.join(s.selection for s in specs)} read"
     batch = ReadBatch([dataclasses.asdict(s) for s in specs], proven_by, digest)
+    # its memory cap from what the file holds uncompressed: the source's naive bytes
+    naive = read_source_meta(first.source)["naive_bytes"]
     return isolated.spawn("analysis.measure.reads", batch, first.path, what, timeout,
-                          wrap)["reads"]
+                          wrap, data_bytes=naive, threads=first.threads)["reads"]
 
 
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
@@ -346,7 +348,7 @@ def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]
     becomes an error naming it."""
     return isolated.call("analysis.measure.sizes:zip_bytes_by_branch",
                          {"path": str(path), "module": formats.entry(format_name).module},
-                         path, "reading its layout", timeout)
+                         path, "reading its layout", timeout, data_bytes=0)  # metadata only
 
 
 def _size_record_of(path: Path, size_record: str | Path | None) -> dict:

@@ -305,7 +305,9 @@ def time_file(path: str | Path, layout: dict, implementations: list[str], repeti
             rows = _rust_timing(spec, rust_binary, timeout)
             library = RUST_LIBRARY
         else:
-            rows = {impl: isolated.spawn("analysis.metastudy.decode", spec, path, impl, timeout)}
+            # the child holds the file's bytes (memory mode) besides what it decodes
+            rows = {impl: isolated.spawn("analysis.metastudy.decode", spec, path, impl, timeout,
+                                         data_bytes=path.stat().st_size)}
             library = DECODERS[impl].library
         for name, modes in rows.items():
             for mode, rec in modes.items():

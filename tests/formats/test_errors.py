@@ -11,7 +11,7 @@ import pytest
 
 from analysis import formats
 from analysis.cli import main
-from analysis.errors import InputError, VerificationError
+from analysis.errors import MAX_CHARS, VERBOSE, InputError, VerificationError, brief
 from analysis.samples.schema import Schema
 from analysis.samples.source import open_source, read_source_meta
 
@@ -194,3 +194,95 @@ def test_failed_write_keeps_no_partial_file_via_cli(capsys, tmp_path, source):
     assert rc == 2
     assert str(out) in capsys.readouterr().err
     assert list(out.parent.iterdir()) == []
+
+
+# --- a library's message, made one short line ---------------------------------------------------
+
+#: What ROOT prints when its signal handler catches a crash (shortened: two threads of ~40).
+ROOT_CRASH = """Error in unzip ZSTD. Type = Data corruption detected . Code = 18446744073709551596
+ *** Break *** segmentation violation
+
+
+
+===========================================================
+There was a crash.
+This is the entire stack trace of all threads:
+===========================================================
+
+Thread 2 (Thread 0x7f814bdff6c0 (LWP 10365) "python"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+#1  0x00007f81511f812f in blas_thread_server () from /numpy.libs/libscipy_openblas64_.so
+===========================================================
+"""
+#: A Rust error as vortex-data raises it, backtrace and all.
+RUST_ERROR = ("Flat buffers error: Range [268602880, 268602884) is out of bounds.\n"
+              "\twhile verifying table field `segments` at position 167412\n"
+              "Backtrace:\n   0: <unknown>\n   1: <unknown>\n"
+              "  20: start_thread\n             at ./nptl/pthread_create.c:442:8\n"
+              "  21: clone3\n             at ./misc/clone3.S:81:0\n")
+
+
+def test_brief_keeps_roots_message_not_its_crash_dump():
+    line = brief(ROOT_CRASH)
+    assert line == ("Error in unzip ZSTD. Type = Data corruption detected . Code = "
+                    "18446744073709551596 *** Break *** segmentation violation")
+
+
+def test_brief_drops_a_rust_backtrace_in_lines_or_folded():
+    expected = ("not a readable Vortex file (Flat buffers error: Range [268602880, 268602884) "
+                "is out of bounds. while verifying table field `segments` at position 167412)")
+    assert brief(f"not a readable Vortex file ({RUST_ERROR})") == expected
+    folded = " ".join(f"not a readable Vortex file ({RUST_ERROR})".split())
+    assert brief(folded) == expected
+
+
+def test_brief_of_a_python_traceback_is_its_exception():
+    text = ('Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
+            '    f()\n    ^^^\nValueError: no such column\n')
+    assert brief(text) == "ValueError: no such column"
+
+
+def test_brief_skips_rules_and_is_short():
+    assert brief("read failed: ===========================") == "read failed:"
+    long = brief("word " * 1000)
+    assert len(long) <= MAX_CHARS + 2 and long.endswith("…")
+
+
+def test_an_error_keeps_the_whole_text_for_verbose():
+    exc = InputError("f.vortex", f"not a readable Vortex file ({RUST_ERROR})")
+    assert "Backtrace" not in str(exc) and str(exc).startswith("f.vortex: not a readable")
+    assert "Backtrace:" in exc.detail and "clone3" in exc.detail
+
+
+def _vortex_without_footer(written, tmp_path) -> Path:
+    good = written("vortex", "default")
+    bad = tmp_path / good.name
+    data = bytearray(good.read_bytes())
+    data[-4096:] = bytes(4096)  # its footer: the layout is unreadable
+    bad.write_bytes(bytes(data))
+    return bad
+
+
+def test_a_damaged_vortex_file_is_one_short_line(written, tmp_path):
+    """vortex-data's errors carry a Rust backtrace (29 of them were ~3 KB lines)."""
+    bad = _vortex_without_footer(written, tmp_path)
+    with pytest.raises(InputError) as exc:
+        formats.get("vortex").describe(bad)
+    assert str(bad) in str(exc.value) and len(str(exc.value)) <= len(str(bad)) + MAX_CHARS
+    assert "Backtrace" not in str(exc.value) and "<unknown>" not in str(exc.value)
+
+
+def test_cli_verbose_prints_the_detail(capsys, monkeypatch, written, source, tmp_path):
+    """One short line by default, from a measurement's child process too; the library's whole
+    message (the Rust backtrace) with --verbose."""
+    monkeypatch.setenv(VERBOSE, "")  # main() sets it for --verbose; undone after the test
+    bad = _vortex_without_footer(written, tmp_path)
+    args = ["measure", str(bad), "--source", str(source), "--format", "vortex", "--variant",
+            "default", "--cluster-size", "250", "--readers", "vortex", "--selection", "all=*",
+            "-o", str(tmp_path / "m.json")]
+    assert main(args) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and str(bad) in err[0] and "Backtrace" not in err[0], err
+    assert main(["--verbose", *args]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "Backtrace" in err, err

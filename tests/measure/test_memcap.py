@@ -1,0 +1,172 @@
+"""The memory cap of processes that read untrusted files: its size, that a child runs under it
+and the parent does not, and that reaching it is one line however the library dies."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import ConfigError, InputError, VerificationError
+from analysis.measure import isolated, memcap
+from analysis.measure.memcap import GB
+
+#: Per child: generous for a machine several times slower than an idle one.
+TIMEOUT_S = 600
+HERE = str(Path(__file__).resolve().parent)
+ROOT_BAD_ALLOC = "terminate called after throwing an instance of 'std::bad_alloc'\n"
+
+
+# --- what the children of these tests run (imported there as test_memcap) -------------------
+
+def limit_here() -> list[int]:
+    return list(resource.getrlimit(resource.RLIMIT_DATA))
+
+
+def grow(step_mb: int) -> int:
+    """Allocate (and touch) ``step_mb`` at a time until the allocator refuses."""
+    held = []
+    while True:
+        held.append(b"x" * (step_mb * 10**6))
+
+
+def die(text: str, how: str) -> None:
+    """Print ``text`` as a library would, then end as it would: abort, segfault, exit 1."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    if how == "abort":
+        os.abort()
+    if how == "segfault":
+        ctypes.string_at(0)
+    os._exit(1)
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def tests_importable(monkeypatch):
+    """This module importable in a child (``isolated.call("test_memcap:...")``)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
+        HERE, os.environ.get("PYTHONPATH")])))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("8G", 8 * GB), ("8GB", 8 * GB), ("512M", 512 * 10**6), ("7.5GiB", int(7.5 * 2**30)),
+    ("4000000000", 4 * GB), ("off", None), ("0", None)])
+def test_parse(text, expected):
+    assert memcap.parse(text) == expected
+
+
+def test_parse_refuses_nonsense():
+    with pytest.raises(ConfigError, match="HEPFMT_MEMORY_CAP"):
+        memcap.parse("lots")
+
+
+def test_default_cap_grows_with_the_data_from_a_floor(monkeypatch, tmp_path):
+    monkeypatch.delenv(memcap.ENV, raising=False)
+    monkeypatch.setattr(memcap, "machine_bytes", lambda: 10**15)
+    small = tmp_path / "small.root"
+    small.write_bytes(bytes(1000))
+    assert memcap.cap_for(small) == memcap.FLOOR
+    assert memcap.cap_for(small, data_bytes=10 * GB) == memcap.BASE + memcap.PER_BYTE * 10 * GB
+    assert memcap.cap_for(small, 0, threads=5) == memcap.FLOOR + 4 * memcap.PER_THREAD
+    # without declared bytes, the file's size stands for them, times EXPANSION
+    assert memcap.default_cap(small) == memcap.FLOOR
+    monkeypatch.setattr(memcap, "file_bytes", lambda path: GB)
+    assert memcap.default_cap(small) == memcap.BASE + memcap.PER_BYTE * memcap.EXPANSION * GB
+
+
+def test_default_cap_never_exceeds_the_machine(monkeypatch, tmp_path):
+    monkeypatch.delenv(memcap.ENV, raising=False)
+    assert memcap.cap_for(tmp_path, data_bytes=10**15) == memcap.machine_bytes()
+
+
+def test_the_user_sets_the_cap(monkeypatch, tmp_path):
+    monkeypatch.setenv(memcap.ENV, "3G")
+    assert memcap.cap_for(tmp_path, data_bytes=10**12) == 3 * GB
+    monkeypatch.setenv(memcap.ENV, "off")
+    assert memcap.cap_for(tmp_path) is None
+
+
+def test_a_child_runs_under_the_cap_and_the_parent_does_not(tests_importable, monkeypatch,
+                                                           tmp_path):
+    monkeypatch.setenv(memcap.ENV, "3G")
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    soft, _ = isolated.call("test_memcap:limit_here", {}, tmp_path / "f", "limit", TIMEOUT_S)
+    assert soft == 3 * GB
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+
+
+def test_a_child_that_grows_without_bound_is_stopped_at_the_cap(tests_importable, monkeypatch,
+                                                                tmp_path):
+    monkeypatch.setenv(memcap.ENV, "1G")
+    path = tmp_path / "damaged.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:grow", {"step_mb": 20}, path, "growing", TIMEOUT_S)
+    assert str(exc.value) == f"{path}: damaged or larger than the memory cap (1.0 GB)"
+    assert "MemoryError" in exc.value.detail and "peak resident memory" in exc.value.detail
+
+
+@pytest.mark.parametrize(("text", "how"), [
+    (ROOT_BAD_ALLOC, "abort"),  # ROOT: std::bad_alloc where nothing catches it
+    ("memory allocation of 4294967296 bytes failed\n", "abort"),  # Rust
+    ("MemoryError: Unable to allocate 9.0 GiB for an array\n", "exit"),  # numpy
+], ids=["root-bad-alloc", "rust-abort", "numpy"])
+def test_reaching_the_cap_is_one_line_however_the_library_dies(tests_importable, monkeypatch,
+                                                              tmp_path, text, how):
+    monkeypatch.setenv(memcap.ENV, "2G")
+    path = tmp_path / "f.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:die", {"text": text, "how": how}, path, "dying", TIMEOUT_S)
+    assert str(exc.value) == f"{path}: damaged or larger than the memory cap (2.0 GB)"
+
+
+def test_another_crash_is_not_taken_for_the_cap(tests_importable, monkeypatch, tmp_path):
+    """A segfault far below the cap, without a word of memory, is a crash."""
+    monkeypatch.setenv(memcap.ENV, "8G")
+    path = tmp_path / "f.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:die", {"text": "", "how": "segfault"}, path, "dying",
+                      TIMEOUT_S)
+    assert str(exc.value) == (f"{path}: dying crashed (SIGSEGV): the library could not "
+                              "handle this file")
+
+
+def test_a_child_crash_dump_is_one_meaningful_line(tests_importable, tmp_path):
+    """ROOT's handler prints the stacks of every thread between '=====' rules and exits."""
+    dump = ("Error in <TBasket::ReadBasketBuffers>: fNbytes = 28, fKeylen = 79\n"
+            " *** Break *** segmentation violation\n\n" + "=" * 59 + "\nThere was a crash.\n"
+            "#0  0x00007f in waitpid () from /lib/libc.so.6\n" + "=" * 59 + "\n")
+    path = tmp_path / "f.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:die", {"text": dump, "how": "exit"}, path, "reading",
+                      TIMEOUT_S)
+    assert str(exc.value) == (
+        f"{path}: reading crashed: the library could not handle this file (Error in "
+        "<TBasket::ReadBasketBuffers>: fNbytes = 28, fKeylen = 79 *** Break *** segmentation "
+        "violation)")
+    assert "There was a crash." in exc.value.detail
+
+
+def test_a_child_that_names_the_problem_is_taken_at_its_word(tests_importable, tmp_path):
+    path = tmp_path / "f.root"
+    with pytest.raises(VerificationError) as exc:
+        isolated.call("test_memcap:die", {"text": f"noise\nhepfmt: {path}: 3 branches differ\n"
+                                                  "more noise\n", "how": "exit"},
+                      path, "reading", TIMEOUT_S)
+    assert str(exc.value) == f"{path}: 3 branches differ"
+
+
+def test_in_process_reads_run_under_the_cap_and_restore_the_limit(monkeypatch, tmp_path):
+    monkeypatch.setenv(memcap.ENV, "1G")
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    path = tmp_path / "real.root"
+    with pytest.raises(InputError) as exc, memcap.capped(path) as cap:
+        assert resource.getrlimit(resource.RLIMIT_DATA)[0] == cap == GB
+        bytearray(2 * GB)
+    assert str(exc.value) == f"{path}: damaged or larger than the memory cap (1.0 GB)"
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
