@@ -222,6 +222,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="scratch directory (deleted files kept small)")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per random damage kind")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are FIRST .. FIRST+SEEDS-1; "
+                    "the fixed kinds (empty, truncations, zeroed header/tail) run at seed 0 only")
     ap.add_argument("--formats", default=",".join(PLAIN))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900.0)
@@ -230,7 +232,8 @@ def main() -> int:
     work = Path(a.out)
     src, good, records = prepare(work)
     cases = [(fmt, kind, seed) for fmt in a.formats.split(",") for kind, (_, rnd) in
-             DAMAGE.items() for seed in (range(a.seeds) if rnd else [0])]
+             DAMAGE.items() for seed in (range(a.first_seed, a.first_seed + a.seeds) if rnd
+                                          else [0] if a.first_seed == 0 else [])]
     oom_before = oom_kills()
 
     def one(case: tuple[str, str, int]) -> list[Run]:
