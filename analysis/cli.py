@@ -711,8 +711,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hepfmt {args.command}: error: {exc.detail if verbose() else exc}",
               file=sys.stderr)
         return 2
-    except Exception as exc:  # a library's own error: one line unless asked for the detail
-        if verbose():
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a library's own error (a Rust panic is no Exception): one
+        if verbose():             # line unless asked for the detail
             raise
         print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
               f"{brief(str(exc))} (--verbose for the detail)", file=sys.stderr)

@@ -30,8 +30,8 @@ _FRAME = re.compile(r"^\s*(#\d+\s|\d+:\s|at\s|<unknown>)")
 _BACKTRACE = re.compile(r"^\s*(stack\s+)?backtrace:?\s*$", re.IGNORECASE)
 _CRASH_DUMP = ("There was a crash.", "This is the entire stack trace of all threads:")
 #: Lines that only point elsewhere (Rust's hint, Python's chaining notes).
-_POINTERS = re.compile(r"^(note: run with `RUST_BACKTRACE=|During handling of the above "
-                       r"exception|The above exception was the direct cause)")
+_POINTERS = re.compile(r"^(note: .*RUST_BACKTRACE|During handling of the above exception|"
+                       r"The above exception was the direct cause)")
 #: A backtrace already folded into one line: ``... Backtrace: 0: <unknown> 1: ... _start )``
 _INLINE_BACKTRACE = re.compile(r"\s*\b(?:stack\s+)?backtrace:\s*0:\s.*?(?=\)*\s*$)",
                                re.IGNORECASE)

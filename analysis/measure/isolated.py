@@ -133,8 +133,10 @@ def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> i
         if verbose():
             print(exc.detail, file=sys.stderr)
         return 2
-    except Exception as exc:  # a library's own error: one line, all of it with --verbose
-        if verbose():
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a library's own error (a Rust panic is no Exception): one
+        if verbose():             # line, all of it with --verbose
             raise
         print(f"hepfmt: {type(exc).__name__}: {brief(str(exc))}", file=sys.stderr)
         return 2

@@ -236,6 +236,14 @@ def test_brief_drops_a_rust_backtrace_in_lines_or_folded():
     assert brief(folded) == expected
 
 
+def test_brief_of_a_rust_panic_drops_its_note():
+    text = ("thread '<unnamed>' (5510) panicked at rust/lance-io/src/scheduler.rs:1411:62:\n"
+            "called `Option::unwrap()` on a `None` value\nnote: Some details are omitted, run "
+            "with `RUST_BACKTRACE=full` for a verbose backtrace.\n")
+    assert brief(text) == ("thread '<unnamed>' (5510) panicked at rust/lance-io/src/"
+                           "scheduler.rs:1411:62: called `Option::unwrap()` on a `None` value")
+
+
 def test_brief_of_a_python_traceback_is_its_exception():
     text = ('Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
             '    f()\n    ^^^\nValueError: no such column\n')

@@ -45,6 +45,15 @@ def die(text: str, how: str) -> None:
     os._exit(1)
 
 
+def panic() -> None:
+    """What a Rust library's panic is in Python (pyo3): no Exception."""
+
+    class PanicException(BaseException):
+        pass
+
+    raise PanicException("called `Option::unwrap()` on a `None` value")
+
+
 # --- the tests ---------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -170,3 +179,11 @@ def test_in_process_reads_run_under_the_cap_and_restore_the_limit(monkeypatch, t
         bytearray(2 * GB)
     assert str(exc.value) == f"{path}: damaged or larger than the memory cap (1.0 GB)"
     assert resource.getrlimit(resource.RLIMIT_DATA) == before
+
+
+def test_a_rust_panic_in_a_child_is_one_line(tests_importable, tmp_path):
+    path = tmp_path / "f.lance"
+    with pytest.raises(VerificationError) as exc:
+        isolated.call("test_memcap:panic", {}, path, "reading", TIMEOUT_S)
+    assert str(exc.value) == (f"{path}: reading failed: PanicException: called "
+                              "`Option::unwrap()` on a `None` value")
