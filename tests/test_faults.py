@@ -1,10 +1,14 @@
 """Fault injection: corrupted files, made here from small valid ones with seeded damage, through
 every command that reads a file. Whatever the damage, a command ends in one of two ways: exit 0
 with a result its checksums proved, or exit 2 with one line naming the file. Never a signal
-death, a traceback, or exit 0 with an unproven result.
+death, a traceback, or exit 0 with an unproven result; and never more memory than the cap of a
+process reading an untrusted file (:mod:`analysis.measure.memcap`): a damaged TTree once grew a
+reader to 22 GB, until the kernel's OOM killer ended it.
 
 The commands run as a user runs them (the ``hepfmt`` entry point of this environment, in a
-child process), so a segfault in a library would show as a negative return code here.
+child process), so a segfault in a library would show as a negative return code here; the
+command is waited for with ``wait4``, which gives the peak resident memory of it and of every
+process it waited for.
 """
 
 from __future__ import annotations
@@ -15,13 +19,18 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import CLUSTER_SIZE
 
 from analysis import formats
+from analysis.errors import MAX_CHARS
+from analysis.measure import isolated, memcap
+from analysis.samples.source import read_source_meta
 
 HEPFMT = [sys.executable, "-m", "analysis.cli"]
 #: Per command: generous for a machine several times slower than an idle one.
@@ -30,6 +39,9 @@ TIMEOUT_S = 600
 PLAIN = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3", "feather": "zstd",
          "hdf5": "gzip-4", "lance": "zstd", "vortex": "default"}
 SEED = 20261124
+#: Resident memory a process has besides what its cap limits (its writable data): its
+#: libraries' code (ROOT's alone is ~0.3 GB) and the files it maps.
+MAPPED_BYTES = 10**9
 
 
 def _flip(n: int) -> Callable[[bytearray, random.Random], None]:
@@ -44,6 +56,25 @@ def _zero_page(data: bytearray, rng: random.Random) -> None:
     data[start:start + 4096] = bytes(min(4096, len(data) - start))
 
 
+#: Filesystem blocks: what a bad sector, a torn write or a misplaced block damages.
+BLOCK = 4096
+
+
+def _blocks(data: bytearray, rng: random.Random) -> tuple[slice, slice]:
+    a, b = rng.sample(range(len(data) // BLOCK), 2)
+    return slice(a * BLOCK, (a + 1) * BLOCK), slice(b * BLOCK, (b + 1) * BLOCK)
+
+
+def _swap_blocks(data: bytearray, rng: random.Random) -> None:
+    a, b = _blocks(data, rng)
+    data[a], data[b] = data[b], data[a]
+
+
+def _copy_block(data: bytearray, rng: random.Random) -> None:
+    a, b = _blocks(data, rng)
+    data[b] = data[a]
+
+
 #: kind -> damage done in place to the file's bytes (the file's length may change)
 DAMAGE: dict[str, Callable[[bytearray, random.Random], None]] = {
     "truncated-half": lambda d, rng: d.__delitem__(slice(len(d) // 2, None)),
@@ -52,6 +83,8 @@ DAMAGE: dict[str, Callable[[bytearray, random.Random], None]] = {
     "10-flips": _flip(10),
     "100-flips": _flip(100),
     "zeroed-page": _zero_page,
+    "blocks-swapped": _swap_blocks,
+    "block-copied": _copy_block,
     "empty": lambda d, rng: d.clear(),
 }
 
@@ -64,21 +97,79 @@ def damaged(src: Path, dst: Path, kind: str) -> Path:
     return dst
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*HEPFMT, *map(str, args)], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int
+    #: the largest resident set of the command and of every process it waited for
+    peak_bytes: int
+    stderr: str
 
 
-def assert_clean_outcome(proc: subprocess.CompletedProcess, *paths: Path) -> None:
+def run(*args: str) -> Outcome:
+    with tempfile.TemporaryFile("w+", errors="replace") as err:
+        proc = subprocess.Popen([*HEPFMT, *map(str, args)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        ended = isolated.wait(proc, TIMEOUT_S)
+        assert ended is not None, f"hepfmt {args[0]} still running after {TIMEOUT_S} s"
+        err.seek(0)
+        return Outcome(*ended, err.read())
+
+
+def _oom_kills() -> set[str] | None:
+    """The kernel's OOM-killer lines in its log (None where ``dmesg`` cannot be read)."""
+    try:
+        proc = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return {x for x in proc.stdout.splitlines() if "Killed process" in x}
+
+
+@pytest.fixture(autouse=True)
+def no_oom_killer():
+    """The kernel's OOM killer never acts while a test runs (where its log can be read)."""
+    before = _oom_kills()
+    yield
+    after = _oom_kills()
+    if before is not None and after is not None:
+        assert not after - before, f"the kernel's OOM killer acted: {sorted(after - before)}"
+
+
+def assert_clean_outcome(proc: Outcome, cap: int | None, *paths: Path) -> None:
     """Exit 0, or exit 2 with one line naming one of ``paths``; never a signal or a
-    traceback."""
+    traceback; no process above the memory ``cap`` (by more than its mapped code and files),
+    none killed (a SIGKILL: what the kernel's OOM killer sends)."""
     assert proc.returncode >= 0, f"killed by signal {-proc.returncode}: {proc.stderr[-500:]}"
+    assert "SIGKILL" not in proc.stderr, proc.stderr[-500:]
+    if cap is not None:
+        assert proc.peak_bytes <= cap + MAPPED_BYTES, (
+            f"peak resident memory {memcap.gb(proc.peak_bytes)} above the cap {memcap.gb(cap)}")
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in (0, 2), proc.stderr[-500:]
     if proc.returncode == 2:
         lines = [x for x in proc.stderr.splitlines() if x.strip()]
         assert lines and any(p.name in lines[-1] for p in paths), proc.stderr[-500:]
-        assert len(lines) <= 3, proc.stderr[-2000:]  # one line, not a library's dump
+        # one short line ("hepfmt COMMAND: error: " and the message), not a library's dump
+        assert len(lines) == 1 and len(lines[0]) <= 40 + MAX_CHARS, proc.stderr[-2000:]
+
+
+def _cap(path: Path, source: Path) -> int | None:
+    """The largest cap of a process reading ``path``, a file written from ``source``."""
+    return memcap.cap_for(path, read_source_meta(source)["naive_bytes"])
+
+
+def _measure(bad: Path, source: Path, fmt: str, reader: str, out: Path, *extra) -> Outcome:
+    proc = run("measure", bad, "--source", source, "--format", fmt, "--variant", PLAIN[fmt],
+               "--cluster-size", CLUSTER_SIZE, "--readers", reader, "--selection", "all=*",
+               "--modes", "warm", "--repetitions", 5, "-o", out, *extra)
+    assert_clean_outcome(proc, _cap(bad, source), bad)
+    if proc.returncode == 0:  # the damage missed every value: the checksums proved the reads
+        assert all(r["n"] == 5 for r in json.loads(out.read_text())["reads"])
+    else:
+        assert not out.exists()
+    return proc
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))
@@ -86,16 +177,21 @@ def assert_clean_outcome(proc: subprocess.CompletedProcess, *paths: Path) -> Non
 def test_measure_on_a_damaged_file(fmt, kind, written, source, tmp_path) -> None:
     good = written(fmt, PLAIN[fmt])
     bad = damaged(good, tmp_path / good.name, kind)
-    out = tmp_path / "m.json"
     reader = formats.get(fmt).verifier or next(iter(formats.get(fmt).readers))
-    proc = run("measure", bad, "--source", source, "--format", fmt, "--variant", PLAIN[fmt],
-               "--cluster-size", CLUSTER_SIZE, "--readers", reader, "--selection", "all=*",
-               "--modes", "warm", "--repetitions", 5, "-o", out)
-    assert_clean_outcome(proc, bad)
-    if proc.returncode == 0:  # the damage missed every value: the checksums proved the reads
-        assert all(r["n"] == 5 for r in json.loads(out.read_text())["reads"])
-    else:
-        assert not out.exists()
+    _measure(bad, source, fmt, reader, tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("kind", ["100-flips", "blocks-swapped", "block-copied"])
+@pytest.mark.parametrize("reader", ["ttreereader", "rdf"])
+def test_root_readers_on_a_damaged_tree(reader, kind, written, source, tmp_path) -> None:
+    """The compiled loops themselves open the damaged TTree (the bytes per branch come from a
+    size record, so describe does not fail first): the damage that made a TTreeReader loop and
+    RDataFrame grow without bound."""
+    good = written("ttree", PLAIN["ttree"])
+    bad = damaged(good, tmp_path / good.name, kind)
+    record = tmp_path / "size.json"
+    record.write_text(json.dumps({"file_bytes": bad.stat().st_size, "zip_bytes_by_branch": {}}))
+    _measure(bad, source, "ttree", reader, tmp_path / "m.json", "--size-record", record)
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))
@@ -106,7 +202,7 @@ def test_convert_from_a_damaged_source(fmt, kind, source, tmp_path) -> None:
     out = tmp_path / f"out.{formats.extension(fmt)}"
     proc = run("convert", bad, "--format", fmt, "--variant", PLAIN[fmt], "--cluster-size",
                CLUSTER_SIZE, "-o", out, "--size-output", tmp_path / "size.json")
-    assert_clean_outcome(proc, bad, out)
+    assert_clean_outcome(proc, _cap(bad, source), bad, out)
     if proc.returncode == 0:  # only if the source still matched its sidecar, every branch
         assert json.loads((tmp_path / "size.json").read_text())["verified"] is True
     else:
@@ -136,4 +232,4 @@ def test_import_and_extract_a_damaged_root_file(command, kind, written, tmp_path
     args = [name, *rest[:-2], bad, rest[-2], tmp_path / rest[-1]] if name == "schema" \
         else [name, bad, *rest[:-1], tmp_path / rest[-1]]
     proc = run(*args)
-    assert_clean_outcome(proc, bad)
+    assert_clean_outcome(proc, memcap.cap_for(bad), bad)
