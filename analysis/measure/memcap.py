@@ -53,6 +53,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,6 +152,20 @@ def apply() -> int | None:
     if cap is not None:
         _limit(cap)
     return cap
+
+
+#: Sets the cap (argv[1]) and becomes the program (argv[2:]): resource limits survive exec.
+_TRAMPOLINE = ("import os, resource, sys; hard = resource.getrlimit(resource.RLIMIT_DATA)[1]; "
+               "cap = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_DATA, "
+               "(cap if hard < 0 else min(cap, hard), hard)); os.execvp(sys.argv[2], sys.argv[2:])")
+
+
+def command(argv: list[str], cap: int | None) -> list[str]:
+    """``argv`` to run under ``cap``: for a program without hepfmt's entry point (a compiled
+    helper), a Python trampoline sets the limit and executes it."""
+    if cap is None:
+        return list(argv)
+    return [sys.executable, "-c", _TRAMPOLINE, str(cap), *argv]
 
 
 def gb(n: float) -> str:

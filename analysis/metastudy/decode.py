@@ -47,7 +47,7 @@ from analysis import records
 from analysis.atomic import write_json
 from analysis.errors import HepfmtError, InputError, VerificationError
 from analysis.formats.root.backend import TREE, root
-from analysis.measure import isolated
+from analysis.measure import isolated, memcap
 from analysis.measure.pagecache import resident_pages
 from analysis.provenance import collect
 from analysis.stats import summarize
@@ -255,13 +255,17 @@ def rust_helper_version() -> str:
 
 
 def _rust_timing(spec: TimingSpec, binary: str, timeout: float) -> dict[str, dict]:
-    """The helper times itself (its own process, its own loop); returns times per row name."""
+    """The helper times itself (its own process, its own loop); returns times per row name.
+    It reads the file (into memory, as the memory mode does) under the cap of its bytes."""
+    cap = memcap.cap_for(spec.path, Path(spec.path).stat().st_size)
     try:
-        proc = subprocess.run([binary, spec.path, str(spec.repetitions)], capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(memcap.command([binary, spec.path, str(spec.repetitions)], cap),
+                              capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise VerificationError(spec.path, f"arrow-rs helper failed: {exc}") from exc
     if proc.returncode != 0:
+        if memcap.reached(cap, proc.stderr, proc.returncode < 0, 0):
+            raise memcap.exceeded(spec.path, cap, proc.stderr)
         raise VerificationError(spec.path, f"arrow-rs helper failed: {proc.stderr.strip()}")
     doc = json.loads(proc.stdout)
     if (doc["columns"], doc["rows"]) != (spec.columns, spec.rows):

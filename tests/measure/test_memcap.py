@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import subprocess
 import sys
 from pathlib import Path
 
@@ -187,3 +188,12 @@ def test_a_rust_panic_in_a_child_is_one_line(tests_importable, tmp_path):
         isolated.call("test_memcap:panic", {}, path, "reading", TIMEOUT_S)
     assert str(exc.value) == (f"{path}: reading failed: PanicException: called "
                               "`Option::unwrap()` on a `None` value")
+
+
+def test_a_compiled_helper_runs_under_the_cap():
+    """A program without hepfmt's entry point (the arrow-rs helper) is capped before it runs."""
+    argv = memcap.command([sys.executable, "-c", "import resource; "
+                           "print(resource.getrlimit(resource.RLIMIT_DATA)[0])"], 3 * GB)
+    assert subprocess.run(argv, capture_output=True, text=True, check=True,
+                          timeout=TIMEOUT_S).stdout.strip() == str(3 * GB)
+    assert memcap.command(["helper", "x"], None) == ["helper", "x"]
