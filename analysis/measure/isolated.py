@@ -132,6 +132,8 @@ def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> i
         print(f"hepfmt: {exc}", file=sys.stderr)
         if verbose():
             print(exc.detail, file=sys.stderr)
+        if memcap.out_of_memory(exc):  # for the parent (memcap.reached), whatever it says
+            print("(raised from a MemoryError)", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -186,7 +186,9 @@ def reached(cap: int | None, text: str, crashed: bool, peak_bytes: int) -> bool:
     return bool(_OUT_OF_MEMORY.search(text)) or (crashed and peak_bytes >= NEAR * cap)
 
 
-def _says_out_of_memory(exc: BaseException) -> bool:
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, says an allocation failed (an
+    adapter's error wrapping a bare ``MemoryError`` need not say so in its message)."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, MemoryError) or _OUT_OF_MEMORY.search(
@@ -208,7 +210,7 @@ def capped(path: str | Path, data_bytes: float | None = None) -> Iterator[int | 
     try:
         yield cap
     except Exception as exc:
-        if _says_out_of_memory(exc):
+        if out_of_memory(exc):
             raise exceeded(path, cap, getattr(exc, "detail", None) or str(exc)) from exc
         raise
     finally:

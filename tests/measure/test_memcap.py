@@ -46,6 +46,14 @@ def die(text: str, how: str) -> None:
     os._exit(1)
 
 
+def wrapped(path: str) -> None:
+    """An adapter's error around a bare MemoryError, whose message is empty."""
+    try:
+        raise MemoryError
+    except MemoryError as exc:
+        raise InputError(path, f"cannot read it: {exc}") from exc
+
+
 def panic() -> None:
     """What a Rust library's panic is in Python (pyo3): no Exception."""
 
@@ -197,3 +205,11 @@ def test_a_compiled_helper_runs_under_the_cap():
     assert subprocess.run(argv, capture_output=True, text=True, check=True,
                           timeout=TIMEOUT_S).stdout.strip() == str(3 * GB)
     assert memcap.command(["helper", "x"], None) == ["helper", "x"]
+
+
+def test_a_memory_error_an_adapter_wrapped_is_the_cap(tests_importable, monkeypatch, tmp_path):
+    monkeypatch.setenv(memcap.ENV, "2G")
+    path = tmp_path / "f.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:wrapped", {"path": str(path)}, path, "reading", TIMEOUT_S)
+    assert str(exc.value) == f"{path}: damaged or larger than the memory cap (2.0 GB)"
