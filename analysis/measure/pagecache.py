@@ -50,16 +50,6 @@ def resident_pages(path: str | Path) -> tuple[int, int]:
     return int(np.count_nonzero(np.frombuffer(vec, dtype=np.uint8) & 1)), n
 
 
-def load(path: str | Path, block: int = 1 << 22) -> tuple[int, int]:
-    """Read the whole file once, so that its pages are cached: (resident, total) pages after.
-    A warm read whose reader was proven elsewhere (at ``convert``) starts from this instead of
-    from the proof's read."""
-    with open(path, "rb", buffering=0) as f:
-        while f.read(block):
-            pass
-    return resident_pages(path)
-
-
 def evict(path: str | Path) -> Eviction:
     """Write back, drop and re-count the file's cached pages."""
     before, total = resident_pages(path)
