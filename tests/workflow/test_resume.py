@@ -30,7 +30,8 @@ def tiny_config(tmp: Path, results: Path) -> Path:
     config["formats"] = {"ttree": {"variants": ["zstd-5"]}, "parquet": {"variants": ["zstd-3"]}}
     config["measure"] = {"readers": {"ttree": ["uproot"], "parquet": ["pyarrow"]},
                          "repetitions": 5, "modes": ["warm"]}
-    config["compare"] = {"pairs": [{"ttree": "zstd-5", "parquet": "zstd-3", "label": "zstd"}]}
+    config["compare"] = {"pairs": [{"ttree": "zstd-5", "parquet": "zstd-3", "label": "zstd"}],
+                         "readers": {"ttree": "uproot", "parquet": "pyarrow"}}
     path = tmp / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     return path

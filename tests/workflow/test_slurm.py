@@ -58,7 +58,8 @@ def tiny_study(tmp: Path, results: Path) -> Path:
         cluster_sizes=[300],
         formats={"ttree": {"variants": ["zstd-5"]}, "parquet": {"variants": ["zstd-3"]}},
         measure={"readers": {"ttree": ["uproot"], "parquet": ["pyarrow"]}, "repetitions": 5},
-        compare={"pairs": [{"ttree": "zstd-5", "parquet": "zstd-3", "label": "zstd"}]},
+        compare={"pairs": [{"ttree": "zstd-5", "parquet": "zstd-3", "label": "zstd"}],
+                 "readers": {"ttree": "uproot", "parquet": "pyarrow"}},
     )
     return write_config(results.parent / "config.yaml", config)
 

@@ -26,10 +26,12 @@ def real_file(tmp: Path, model: Path) -> Path:
     """A ROOT file with NanoAOD branch names, written by ROOT: the study imports it as a real
     sample ("real files as samples"), through ``hepfmt import``."""
     src, out = tmp / "real-src.arrow", tmp / "real.root"
-    assert main(["generate", "--process", "ZZ", "--events", "700", "--seed", "9",
+    # as many events as the study's largest cluster size: a real file's sample is refused at
+    # cluster sizes above its entries
+    assert main(["generate", "--process", "ZZ", "--events", "1500", "--seed", "9",
                  "--model", str(model), "-o", str(src)]) == 0
     assert main(["convert", str(src), "--format", "ttree", "--variant", "zlib-1",
-                 "--cluster-size", "700", "-o", str(out)]) == 0
+                 "--cluster-size", "1500", "-o", str(out)]) == 0
     return out
 
 
@@ -72,7 +74,7 @@ def test_every_file_was_written_with_matched_clusters(study: Path) -> None:
 def test_real_file_sample_was_imported(study: Path) -> None:
     meta = json.loads((study / "sources" / "imported.json").read_text())
     assert meta["process"] == "real" and meta["source_file"].endswith("real.root")
-    assert meta["n_events"] == 700
+    assert meta["n_events"] == 1500
     sizes = pd.read_csv(study / "tables" / "size.csv", comment="#")
     assert (sizes.n_samples == 3).all()
 
