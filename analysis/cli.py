@@ -100,22 +100,18 @@ def cmd_schema_extract(a: argparse.Namespace) -> None:
           file=sys.stderr)
 
 
-def cmd_validate_model(a: argparse.Namespace) -> None:
-    """Judge a model against a real file: a given one (or the built-in), one learned from
-    another file (``--learn-from``), or one learned from the file's first half and judged
-    against its second (``--held-out``)."""
-    from analysis.errors import VerificationError
-    from analysis.measure.fidelity import GOAL, compare, misses, report, schema_mismatch
+def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[object, str, str]:
+    """validate-model's reads: (tables, the file judged, the model's origin)."""
+    from analysis.measure.fidelity import compare, schema_mismatch
     from analysis.samples.inputs import extract_schema
 
-    notes = []
     if a.held_out:
         from analysis.measure.heldout import held_out
 
         if a.model or a.learn_from:
             raise ConfigError("--held-out", "learns its model from the file's first half: "
                                             "give neither MODEL nor --learn-from")
-        tables, judged, origin = held_out(a.file, a.tree, a.seed)
+        return held_out(a.file, a.tree, a.seed)
     else:
         if a.model and a.learn_from:
             raise ConfigError("--learn-from", "give MODEL or --learn-from, not both")
@@ -131,8 +127,20 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
         if mismatch:
             print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
             notes.append(mismatch)
-        tables = compare(a.file, model, a.tree, a.seed)
-        judged, origin = a.file, model.origin
+        return compare(a.file, model, a.tree, a.seed), a.file, model.origin
+
+
+def cmd_validate_model(a: argparse.Namespace) -> None:
+    """Judge a model against a real file: a given one (or the built-in), one learned from
+    another file (``--learn-from``), or one learned from the file's first half and judged
+    against its second (``--held-out``)."""
+    from analysis.errors import VerificationError
+    from analysis.measure import memcap
+    from analysis.measure.fidelity import GOAL, misses, report
+
+    notes: list[str] = []
+    with memcap.capped(a.file):  # files from elsewhere, read in this process
+        tables, judged, origin = _judge_model(a, notes)
     text = report(tables, judged, origin, notes)
     print(text)
     if a.output:
