@@ -206,6 +206,68 @@ def cmd_measure(a: argparse.Namespace) -> None:
                  a.timeout, name=a.name, stopping=stopping, size_record=a.size_record)
 
 
+def cmd_pair(a: argparse.Namespace) -> None:
+    from analysis.measure.pairs import PairSide, PairSpec, measure_pair
+
+    def side(name: str) -> PairSide:
+        return PairSide(getattr(a, name), getattr(a, f"{name}_name") or getattr(
+            a, f"{name}_format"), getattr(a, f"{name}_format"), getattr(a, f"{name}_variant"),
+            getattr(a, f"{name}_reader"), getattr(a, f"{name}_size_record") or "")
+
+    sels = _resolved_selections(a)
+    from analysis.samples.source import read_source_meta, schema_of
+
+    names = schema_of(read_source_meta(a.source)).names
+    spec = PairSpec(a.label, a.source, a.cluster_size, side("ttree"), side("parquet"),
+                    {n: names if s == "*" else list(s) for n, s in sels.items()}, a.threads,
+                    a.rounds, a.precision, a.budget_s, a.min_repetitions, a.repetitions,
+                    a.max_load, a.timeout, a.file_events)
+    try:
+        spec.stopping()
+    except ValueError as exc:
+        raise ConfigError("--min-repetitions", str(exc)) from None
+    if a.rounds < 1:
+        raise ConfigError("--rounds", "at least one round (one first read per side)")
+    if not 0 < a.max_load <= 1:
+        raise ConfigError("--max-load", f"{a.max_load} is not a share in (0, 1]")
+    measure_pair(spec, a.output)
+
+
+def _pair_parser(sub) -> None:
+    q = sub.add_parser("pair", help="time a ROOT / Parquet pairing: both files in one "
+                                    "measurement, repetitions interleaved, first reads apart")
+    q.add_argument("--label", required=True, help="the pairing's name in the tables")
+    q.add_argument("--source", required=True, help="the sample's Arrow source (checksums)")
+    q.add_argument("--cluster-size", type=int, required=True)
+    for name in ("ttree", "parquet"):
+        q.add_argument(f"--{name}", required=True, help=f"the {name} side's written file")
+        q.add_argument(f"--{name}-format", required=True, help="its adapter")
+        q.add_argument(f"--{name}-name", help="the config's name of its format")
+        q.add_argument(f"--{name}-variant", required=True)
+        q.add_argument(f"--{name}-reader", required=True)
+        q.add_argument(f"--{name}-size-record",
+                       help="its size record from convert (bytes per branch, proofs, digest)")
+    q.add_argument("--selection", type=_selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
+    q.add_argument("--rounds", type=int, default=3,
+                   help="fresh processes per side (each gives one first read)")
+    q.add_argument("--repetitions", type=int, default=20, help="the most repeat pairs")
+    q.add_argument("--min-repetitions", type=int, default=6,
+                   help="the fewest repeat pairs (6 give a 95%% interval)")
+    q.add_argument("--precision", type=float, default=0.05)
+    q.add_argument("--budget-s", type=float, default=60.0,
+                   help="stop repeating once this many seconds were spent on one selection")
+    q.add_argument("--max-load", type=float, default=0.25,
+                   help="discard a pair during which other processes used more than this "
+                        "share of the CPUs")
+    q.add_argument("--file-events", type=int, default=1_000_000,
+                   help="the file length whole-file time ratios are stated at")
+    q.add_argument("--threads", type=int, default=1)
+    q.add_argument("--timeout", type=float, default=3600.0)
+    q.add_argument("-o", "--output", required=True)
+    q.set_defaults(func=cmd_pair)
+
+
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
     from analysis.measure.overhead import bench, report
 
@@ -656,6 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--output", required=True)
     m.set_defaults(func=cmd_measure)
 
+    _pair_parser(sub)
     _bench_parser(sub)
 
     r = sub.add_parser("plan-record", help="what the tables and figures need of the study "

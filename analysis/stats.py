@@ -62,7 +62,9 @@ def parts(opened_s: float | None, chunks: list[tuple[int, float]]) -> dict:
     from the end of the first chunk to the end of the last, so it holds no one-off cost.
     ``setup_s``: the end of the first chunk minus the open minus that chunk's events at the
     steady rate: the one-off cost between opening and reading at speed (time to the first event
-    = open_s + setup_s). A read of one chunk cannot separate set-up from rate (see
+    = open_s + setup_s). Where the first chunk went faster than that (``setup_raw_s`` < 0: chunk
+    times vary, e.g. an allocator reuses memory a previous read freed for the first chunks), the
+    set-up is not resolved: 0, and ``throughput_method`` says so. A read of one chunk cannot separate set-up from rate (see
     :func:`fit_fixed_cost` across file lengths for that).
     """
     out = {"open_s": opened_s, "setup_s": None, "events_per_s_steady": None,
@@ -77,9 +79,14 @@ def parts(opened_s: float | None, chunks: list[tuple[int, float]]) -> dict:
         out["throughput_method"] = "not separable: no progress after the first chunk"
         return out
     rate = (nk - n1) / (tk - t1)
-    out.update(setup_s=t1 - (opened_s or 0.0) - n1 / rate, events_per_s_steady=rate,
-               throughput_method="chunks after the first"
-               + ("" if opened_s is not None else " (open not marked: in setup_s)"))
+    raw = t1 - (opened_s or 0.0) - n1 / rate
+    method = "chunks after the first" + ("" if opened_s is not None
+                                         else " (open not marked: in setup_s)")
+    if raw < 0:  # the first chunk went faster than the later ones (an allocator reusing the
+        # memory a previous read freed, say): no set-up is resolved beside that variation
+        method += "; set-up below resolution (first chunk faster than the steady rate)"
+    out.update(setup_s=max(raw, 0.0), setup_raw_s=raw, events_per_s_steady=rate,
+               throughput_method=method)
     return out
 
 

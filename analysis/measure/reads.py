@@ -51,7 +51,7 @@ from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Marks, Reader
 from analysis.formats.root.ttree import is_url
 from analysis.measure import digest as content_digest
-from analysis.measure import isolated
+from analysis.measure import invariants, isolated
 from analysis.measure.pagecache import evict
 from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
@@ -194,6 +194,8 @@ def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = 
     if spec.n_events >= 0 and entries != spec.n_events:
         raise VerificationError(spec.path, f"{spec.reader} scanned {entries} entries, the file "
                                            f"has {spec.n_events}")
+    if spec.n_events >= 0:
+        invariants.check(rep, spec.path, spec.reader, spec.n_events)
     return rep
 
 

@@ -1,0 +1,434 @@
+"""A ROOT / Parquet ratio measured as a pair: both files read in one measurement, their
+repetitions interleaved.
+
+Two sides timed in different jobs, minutes apart, see different machines: another job's load, a
+host's turbo state, a page cache that changed in between. Their ratio then moves by more than
+either side's interval says (issue 24). So a pairing is measured here, in one job:
+
+* each side's reader runs in its own fresh interpreter (a *worker*: the reader's library alone
+  in it, as in :mod:`analysis.measure.reads`), kept alive across repetitions and driven by this
+  process over a pipe, one scan per command;
+* a *round* starts a fresh worker for each side; its first scan on each side is that side's
+  *first read* (page cache warm, from the digest check; allocator and library caches cold: what
+  a batch job that reads a file once pays), and the rest are *repeats*. Each selection has its
+  own rounds, so every first read is the first in its process;
+* within a round the two sides alternate, A B B A A B ..., so that a drift in the machine's
+  speed hits both sides alike; the ratio's interval comes from the per-pair ratios (the median
+  of a_i / b_i with its order-statistic interval), which cancels what a pair shares;
+* every scan records the share of the machine's CPU that other processes used meanwhile
+  (:mod:`analysis.measure.load`); a pair with a scan above ``max_load`` is discarded and counted
+  (a first-read pair so discarded takes its round again, in new processes), and a machine too
+  busy to time at all is an error naming the share it saw;
+* every scan's marks must satisfy :func:`analysis.measure.invariants.check` (the worker checks
+  them, as every timed scan does) before the record is written.
+
+Rounds: the first ``rounds`` give one first read each; repeats are spread over them
+(``ceil(min_repetitions / rounds)`` each), and the last round continues until the repeats'
+ratio is sharp (:func:`analysis.stats.sharp`), the budget is spent, or ``max_repetitions``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import resource
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis import formats, records
+from analysis.atomic import write_json
+from analysis.errors import HepfmtError, InputError, VerificationError, brief, verbose
+from analysis.measure import digest as content_digest
+from analysis.measure import isolated, load, memcap
+from analysis.measure.reads import (
+    ReadSpec,
+    read_peak_bytes,
+    start_read_peak,
+    timed_scan,
+    verify_read,
+)
+from analysis.measure.timing import Stopping
+from analysis.paired import SIDES, summarize_pair
+from analysis.provenance import collect
+from analysis.samples.source import read_source_meta, schema_of
+from analysis.stats import sharp
+
+#: The most rounds (fresh worker pairs) a first-read pair discarded for load may take again.
+RETRIES = 3
+
+
+@dataclass(frozen=True)
+class PairSide:
+    """One side of a pairing: a written file, the reader that stands for its format, and the
+    file's size record (its bytes per branch, its proofs and digest, from ``convert``)."""
+
+    path: str
+    format: str  # the config's name
+    adapter: str
+    variant: str
+    reader: str
+    size_record: str = ""
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    label: str
+    source: str  # the sample's Arrow source (its sidecar holds the reference checksums)
+    cluster_size: int
+    ttree: PairSide
+    parquet: PairSide
+    selections: dict[str, list[str]] = field(default_factory=dict)
+    threads: int = 1
+    rounds: int = 3
+    precision: float = 0.05
+    budget_s: float = 60.0
+    min_repetitions: int = 6
+    max_repetitions: int = 20
+    #: a pair whose scans saw other processes use more than this share of the CPUs is discarded
+    max_load: float = 0.25
+    timeout: float = 3600.0
+    file_events: int = 1_000_000  # whole-file time ratios are stated for a file this long
+
+    def stopping(self) -> Stopping:
+        return Stopping(self.precision, self.budget_s, self.min_repetitions,
+                        self.max_repetitions)
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What one worker reads: one reader, one file, one selection."""
+
+    path: str
+    source: str
+    module: str
+    reader: str
+    branches: list[str]
+    threads: int
+    n_events: int
+    digest: str = ""  # the size record's: proven at convert, the file checked to be those bytes
+
+
+# ---- the worker: one reader in its own interpreter ------------------------------------------
+
+
+def _send(out, doc: dict) -> None:
+    out.write(json.dumps(doc) + "\n")
+    out.flush()
+
+
+def _faults() -> tuple[int, int]:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_minflt, ru.ru_majflt
+
+
+def serve(spec: WorkerSpec, commands, out) -> None:
+    """The worker's body: set the reader up (untimed), then one timed scan per ``scan`` line of
+    ``commands``, each answered on ``out`` with the scan's record, until ``stop`` or EOF."""
+    reader = formats.load(spec.module).readers[spec.reader]
+    meta = read_source_meta(spec.source)
+    reader.prepare(spec.threads)
+    read = ReadSpec(spec.path, spec.source, "", spec.reader, "", spec.branches, ["warm"], 1,
+                    spec.threads, spec.module, n_events=spec.n_events)
+    if spec.digest:  # proven at convert on these bytes: reading them loads the page cache
+        now = content_digest.of(spec.path)
+        if now != spec.digest:
+            raise VerificationError(spec.path, f"changed since convert: digest {now} != "
+                                               f"{spec.digest} (its size record's)")
+        proven_by = "convert"
+    else:  # the proof is this process's first read: its first timed read is then not first
+        verify_read(reader, read, {b: tuple(meta["checksums"][b]) for b in spec.branches})
+        proven_by = "pair"
+    baseline, method = start_read_peak()
+    _send(out, {"ready": True, "proven_by": proven_by, "baseline_rss_bytes": baseline,
+                "rss_method": method})
+    for line in commands:
+        if line.strip() != "scan":
+            return
+        flt0 = _faults()
+        rep = timed_scan(reader, read)
+        flt1 = _faults()
+        rep.update(minflt=flt1[0] - flt0[0], majflt=flt1[1] - flt0[1],
+                   read_peak_rss_bytes=read_peak_bytes(method) - baseline)
+        _send(out, rep)
+
+
+def worker_main(argv: list[str]) -> int:
+    """``python -m analysis.measure.pairs CMD_FD RESULT_FD SPEC_JSON``: exit status 2 with one
+    ``hepfmt:`` line on stderr on an error (the parent turns it into its own line)."""
+    memcap.apply()
+    warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
+    cmd_fd, res_fd, text = int(argv[0]), int(argv[1]), argv[2]
+    spec = WorkerSpec(**json.loads(text))
+    with os.fdopen(cmd_fd) as commands, os.fdopen(res_fd, "w") as out:
+        try:
+            serve(spec, commands, out)
+        except HepfmtError as exc:
+            print(f"hepfmt: {exc}", file=sys.stderr)
+            if verbose():
+                print(exc.detail, file=sys.stderr)
+            return 2
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            if verbose():
+                raise
+            print(f"hepfmt: {type(exc).__name__}: {brief(str(exc))}", file=sys.stderr)
+            return 2
+    return 0
+
+
+# ---- the parent: two workers, interleaved -----------------------------------------------------
+
+
+class Worker:
+    """A running worker, seen from the parent: send it ``scan``, get its record back."""
+
+    def __init__(self, spec: WorkerSpec, what: str, timeout: float, data_bytes: float,
+                 tmp: Path) -> None:
+        self.path, self.what, self.timeout = spec.path, what, timeout
+        cmd_r, self._cmd = os.pipe()
+        self._res, res_w = os.pipe()
+        self.cap = memcap.cap_for(spec.path, data_bytes, spec.threads)
+        self._err = open(tmp / f"{spec.reader}-{os.getpid()}-{id(self)}.stderr", "w+",
+                         errors="replace")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(cmd_r), str(res_w), json.dumps(
+                dataclasses.asdict(spec))],
+            stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err,
+            pass_fds=(cmd_r, res_w), env=memcap.child_env(self.cap))
+        os.close(cmd_r)
+        os.close(res_w)
+        self._buf = b""
+
+    def _fail(self) -> HepfmtError:
+        ended = isolated.wait(self.proc, 10.0)
+        self._err.seek(0)
+        stderr = self._err.read()
+        if ended is None:
+            return VerificationError(self.path, f"{self.what} stopped answering")
+        return isolated.failure(self.path, self.what, ended[0], stderr, ended[1], self.cap)
+
+    def receive(self) -> dict:
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.proc.kill()
+                raise VerificationError(self.path, f"{self.what} timed out ({self.timeout} s)")
+            ready, _, _ = select.select([self._res], [], [], left)
+            if ready:
+                chunk = os.read(self._res, 1 << 16)
+                if not chunk:
+                    raise self._fail()
+                self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def scan(self) -> dict:
+        try:
+            os.write(self._cmd, b"scan\n")
+        except BrokenPipeError:
+            raise self._fail() from None
+        return self.receive()
+
+    def close(self) -> None:
+        for fd in (self._cmd, self._res):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._err.close()
+
+
+@dataclass
+class _Selection:
+    """The running state of one selection's pairs: every CPU sample at a scan's edge (for the
+    load windows) and every pair kept or discarded."""
+
+    spec: PairSpec
+    name: str
+    n_events: int
+    samples: list[load.CpuSample] = field(default_factory=list)
+    rounds: list[dict] = field(default_factory=list)
+    discarded: int = 0
+    worst_share: float = 0.0
+
+    def timed(self, worker: Worker, own: list[int]) -> dict:
+        rep = worker.scan()
+        self.samples.append(load.sample(own))
+        share, window = load.windowed(self.samples)
+        rep.update(other_cpu_share=share, load_window_s=window)
+        return rep
+
+    def pair(self, workers: dict[str, Worker], order: tuple[str, str], own: list[int]) -> dict:
+        # the scans' edges: a fresh base sample per pair, so that the window never spans the
+        # untimed work between pairs alone
+        self.samples.append(load.sample(own))
+        reps = {s: self.timed(workers[s], own) for s in order}
+        worst = max(r["other_cpu_share"] for r in reps.values())
+        self.worst_share = max(self.worst_share, worst)
+        return {**reps, "order": list(order), "kept": worst <= self.spec.max_load}
+
+
+def _start(spec: PairSpec, name: str, n_events: int, naive: float, tmp: Path
+           ) -> dict[str, Worker]:
+    workers: dict[str, Worker] = {}
+    try:
+        for s in SIDES:
+            side: PairSide = getattr(spec, s)
+            record = records.load(side.size_record, ("file_bytes",), "size record") \
+                if side.size_record else {}
+            proof = record.get("proofs", {}).get(side.reader)
+            if proof is not None and not proof["ok"]:
+                raise VerificationError(side.path, f"{side.reader} failed its proof at "
+                                                   f"convert: {proof['error']}")
+            digest = record.get("digest", "") if proof is not None else ""
+            ws = WorkerSpec(side.path, spec.source, formats.entry(side.adapter).module,
+                            side.reader, spec.selections[name], spec.threads, n_events, digest)
+            workers[s] = Worker(ws, f"{side.reader}/{name} read (pair {spec.label!r})",
+                                spec.timeout, naive, tmp)
+        ready = {s: w.receive() for s, w in workers.items()}
+    except BaseException:
+        for w in workers.values():
+            w.close()
+        raise
+    for s, w in workers.items():
+        w.ready = ready[s]  # type: ignore[attr-defined]
+    return workers
+
+
+def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: int,
+           stop: Stopping, started: float, last: bool) -> dict:
+    """One round: the first-read pair, then ``repeats`` kept repeat pairs (the last round: on
+    until the kept repeats of every round are sharp, the budget is spent or the most are
+    reached). None when the first pair was discarded for load."""
+    own = [os.getpid(), *(w.proc.pid for w in workers.values())]
+    state.samples = []  # a window never reaches into another round (other processes then)
+    flip = index % 2  # who reads first alternates between rounds too
+
+    def order(i: int) -> tuple[str, str]:
+        return SIDES if (i + flip) % 2 == 0 else SIDES[::-1]
+
+    first = state.pair(workers, order(0), own)
+    rnd = {"ready": {s: w.ready for s, w in workers.items()},  # type: ignore[attr-defined]
+           "first": first, "repeats": []}
+    if not first["kept"]:
+        return rnd
+    i = 1
+    while True:
+        kept = [p for r in [*state.rounds, rnd] for p in r["repeats"] if p["kept"]]
+        n = len(kept)
+        if n >= stop.max_repetitions:
+            break
+        mine = sum(p["kept"] for p in rnd["repeats"])
+        if not last and mine >= repeats:
+            break
+        if last and n >= stop.min_repetitions:
+            ratios = [p["parquet"]["wall_s"] / p["ttree"]["wall_s"] for p in kept]
+            if sharp(ratios, stop.precision) or time.perf_counter() - started >= stop.budget_s:
+                break
+        p = state.pair(workers, order(i), own)
+        rnd["repeats"].append(p)
+        state.discarded += not p["kept"]
+        if state.discarded > 3 * stop.max_repetitions + 3:
+            raise VerificationError(
+                state.spec.ttree.path, f"the machine is too busy to time pair "
+                f"{state.spec.label!r}: other processes used up to "
+                f"{state.worst_share:.0%} of the CPUs (limit {state.spec.max_load:.0%}), "
+                f"{state.discarded} pairs discarded")
+        i += 1
+    return rnd
+
+
+def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
+                      tmp: Path) -> dict:
+    """Every round of one selection (see the module docstring)."""
+    stop = spec.stopping()
+    state = _Selection(spec, name, n_events)
+    per_round = math.ceil(stop.min_repetitions / spec.rounds)
+    started = time.perf_counter()
+    index = tries = 0
+    while index < spec.rounds:
+        workers = _start(spec, name, n_events, naive, tmp)
+        try:
+            rnd = _round(state, workers, index, per_round, stop, started,
+                         index == spec.rounds - 1)
+        finally:
+            for w in workers.values():
+                w.close()
+        if not rnd["first"]["kept"]:
+            state.discarded += 1
+            tries += 1
+            if tries > RETRIES * spec.rounds:
+                raise VerificationError(
+                    spec.ttree.path, f"the machine is too busy to time pair {spec.label!r}: "
+                    f"other processes used {state.worst_share:.0%} of the CPUs during first "
+                    f"reads (limit {spec.max_load:.0%})")
+            continue
+        state.rounds.append(rnd)
+        index += 1
+    return {"selection": name, "n_branches": len(spec.selections[name]),
+            "rounds": state.rounds, "discarded": state.discarded,
+            "worst_other_cpu_share": state.worst_share}
+
+
+def measure_pair(spec: PairSpec, out: str | Path) -> dict:
+    """Measure one pairing on one sample at one cluster size; write one JSON, atomically, or
+    nothing. A side that cannot be read fails the whole pair: never a one-sided ratio."""
+    meta = read_source_meta(spec.source)
+    n_events = int(meta["n_events"])
+    names = set(schema_of(meta).names)
+    sides: dict[str, dict] = {}
+    for s in SIDES:
+        side: PairSide = getattr(spec, s)
+        if not Path(side.path).exists():
+            raise InputError(side.path, f"the {s} side of pair {spec.label!r} does not exist")
+        if side.reader not in formats.get(side.adapter).readers:
+            raise VerificationError(side.path, f"format {side.adapter} has no reader "
+                                               f"{side.reader!r}")
+        zip_by_branch = records.load(side.size_record, ("zip_bytes_by_branch",),
+                                     "size record")["zip_bytes_by_branch"] \
+            if side.size_record else {}
+        sides[s] = {**dataclasses.asdict(side), "file_bytes": Path(side.path).stat().st_size,
+                    "library": formats.get(side.adapter).readers[side.reader].library,
+                    "zip_bytes": {n: sum(zip_by_branch.get(b, 0) for b in br)
+                                  for n, br in spec.selections.items()}}
+    for name, branches in spec.selections.items():
+        missing = [b for b in branches if b not in names]
+        if missing:
+            raise InputError(spec.source, f"selection {name!r}: no branches {missing}")
+    naive_all = float(meta["naive_bytes"])
+    selections = []
+    with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
+        for name in spec.selections:
+            selections.append(measure_selection(spec, name, n_events, naive_all, Path(tmp)))
+            selections[-1]["naive_bytes"] = float(sum(
+                meta["naive_bytes_by_branch"][b] for b in spec.selections[name]))
+    doc = {"pair": spec.label, "sample": meta["sample"], "process": meta["process"],
+           "cluster_size": spec.cluster_size, "n_events": n_events, "threads": spec.threads,
+           "file_events": spec.file_events,
+           "sides": sides, "max_load": spec.max_load,
+           "stopping": dataclasses.asdict(spec.stopping()), "rounds": spec.rounds,
+           "selections": selections,
+           "provenance": collect(data_path=Path(spec.ttree.path).parent)}
+    doc["summary"] = summarize_pair(doc)
+    write_json(out, doc)
+    return doc
+
+
+if __name__ == "__main__":  # a worker: python -m analysis.measure.pairs CMD_FD RESULT_FD SPEC
+    sys.exit(worker_main(sys.argv[1:]))

@@ -1,0 +1,153 @@
+"""What one paired measurement says (:mod:`analysis.measure.pairs` writes it): per selection,
+each side's first read and repeated reads, and their ROOT / Parquet ratios with intervals taken
+over the *pairs*.
+
+One home for these numbers: the tables, the figures and ``hepfmt bench reproduce`` all read them
+from here. Two reads of a pair share the machine's state at that moment, so the ratio of each
+pair cancels what they share, and the median of the per-pair ratios with its order-statistic
+interval (:func:`analysis.stats.median_interval`, distribution-free) is the ratio and its
+interval, with the coverage the number of pairs gives (never "95%" below six pairs).
+
+Quantities, each ROOT over Parquet so that above 1 means ROOT is faster or larger:
+
+* ``rate``: events/s of the whole read (Parquet's time over ROOT's);
+* ``throughput``: steady events/s, after the first chunk (only where both files have two or
+  more chunks: from the file itself, never another file's set-up);
+* ``file_time``: the time to read a file of ``file_events`` events, open + set-up + events /
+  steady rate (ROOT's over Parquet's: below 1 means ROOT is faster), where both have a rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from analysis.stats import median_interval, parts
+
+#: The pairing's two sides, in the order a record names them.
+SIDES = ("ttree", "parquet")
+#: The two kinds of read: the first in a fresh process, and the repeats after it.
+READS = ("first", "repeats")
+QUANTITIES = ("rate", "throughput", "file_time")
+
+
+def rep_parts(rep: dict) -> dict:
+    """One scan's open, set-up and steady rate (None where one chunk cannot separate them)."""
+    return parts(rep.get("opened_s"), [tuple(c) for c in rep.get("chunks", [])])
+
+
+def _value(quantity: str, rep: dict, n_events: int, file_events: int) -> float:
+    """One scan's value of ``quantity`` (as a number to put over the other side's): its wall
+    time for ``rate`` (inverted by the caller), its steady rate, or its whole-file time."""
+    if quantity == "rate":
+        return float(rep["wall_s"])
+    p = rep_parts(rep)
+    rate = p["events_per_s_steady"]
+    if rate is None or rate <= 0:
+        return float("nan")
+    if quantity == "throughput":
+        return float(rate)
+    return float((p["open_s"] or 0.0) + p["setup_s"] + file_events / rate)
+
+
+def _pairs(selection: dict, read: str) -> list[dict]:
+    """The kept pairs of one kind of read, over every round."""
+    if read == "first":
+        return [r["first"] for r in selection["rounds"] if r["first"]["kept"]]
+    return [p for r in selection["rounds"] for p in r["repeats"] if p["kept"]]
+
+
+def _interval(values: list[float]) -> dict:
+    v = [x for x in values if np.isfinite(x)]
+    if not v or len(v) < len(values):
+        return {"value": np.nan, "lo": np.nan, "hi": np.nan, "coverage": np.nan, "n": len(v)}
+    ci = median_interval(v)
+    return {"value": float(np.median(v)), "lo": ci["lo_s"], "hi": ci["hi_s"],
+            "coverage": ci["coverage"], "n": len(v)}
+
+
+def _ratio(quantity: str) -> Callable[[float, float], float]:
+    """ROOT over Parquet of a quantity whose per-side values are ``(root, parquet)``."""
+    if quantity == "rate":
+        return lambda root, parquet: parquet / root
+    return lambda root, parquet: root / parquet
+
+
+def side_rows(doc: dict) -> list[dict]:
+    """Per selection × side × kind of read: the median time with its interval, and the
+    median open, set-up, steady rate, CPU time, minor page faults and the read's own peak
+    memory above the process's resident set before its first read (first read: that read's;
+    repeats: the most over them)."""
+    rows = []
+    for sel in doc["selections"]:
+        for read in READS:
+            pairs = _pairs(sel, read)
+            for s in SIDES:
+                reps = [p[s] for p in pairs]
+                if not reps:
+                    continue
+                each = [rep_parts(r) for r in reps]
+
+                def med(key: str, each=each) -> float | None:
+                    v = [p[key] for p in each if p[key] is not None]
+                    return float(np.median(v)) if len(v) == len(each) else None
+
+                t = _interval([r["wall_s"] for r in reps])
+                rows.append({
+                    "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
+                    "cluster_size": doc["cluster_size"], "threads": doc["threads"],
+                    "selection": sel["selection"], "side": s, "read": read,
+                    "format": doc["sides"][s]["format"], "variant": doc["sides"][s]["variant"],
+                    "reader": doc["sides"][s]["reader"],
+                    "median_s": t["value"], "lo_s": t["lo"], "hi_s": t["hi"],
+                    "coverage": t["coverage"], "n": t["n"],
+                    "events_per_s": doc["n_events"] / t["value"],
+                    "open_s": med("open_s"), "setup_s": med("setup_s"),
+                    "events_per_s_steady": med("events_per_s_steady"),
+                    "chunks": each[0]["chunks"],
+                    "cpu_s": float(np.median([r["cpu_s"] for r in reps])),
+                    "minflt": float(np.median([r.get("minflt", np.nan) for r in reps])),
+                    "read_peak_rss_bytes": float(max(r.get("read_peak_rss_bytes", np.nan)
+                                                     for r in reps)),
+                    "other_cpu_share_max": float(max(r.get("other_cpu_share", 0.0)
+                                                     for r in reps))})
+    return rows
+
+
+def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
+    """Per selection × kind of read × quantity: the ROOT / Parquet ratio, the median of the
+    per-pair ratios, with its interval and coverage over the pairs."""
+    file_events = int(file_events or doc.get("file_events") or 1_000_000)
+    rows = []
+    for sel in doc["selections"]:
+        for read in READS:
+            pairs = _pairs(sel, read)
+            if not pairs:
+                continue
+            for q in QUANTITIES:
+                f = _ratio(q)
+                ratios = [f(_value(q, p["ttree"], doc["n_events"], file_events),
+                            _value(q, p["parquet"], doc["n_events"], file_events))
+                          for p in pairs]
+                r = _interval(ratios)
+                rows.append({
+                    "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
+                    "cluster_size": doc["cluster_size"], "threads": doc["threads"],
+                    "selection": sel["selection"], "read": read, "quantity": q,
+                    "ratio": r["value"], "ratio_lo": r["lo"], "ratio_hi": r["hi"],
+                    "coverage": r["coverage"], "n_pairs": r["n"],
+                    "interval_method": "paired repetitions" if read == "repeats"
+                    else "first reads, one per round of fresh processes",
+                    "file_events": file_events if q == "file_time" else None,
+                    "ttree_reader": doc["sides"]["ttree"]["reader"],
+                    "parquet_reader": doc["sides"]["parquet"]["reader"],
+                    "discarded": sel["discarded"],
+                    "worst_other_cpu_share": sel["worst_other_cpu_share"]})
+    return rows
+
+
+def summarize_pair(doc: dict, file_events: int | None = None) -> dict:
+    """Both views of one record: ``sides`` (:func:`side_rows`) and ``ratios``
+    (:func:`ratio_rows`)."""
+    return {"sides": side_rows(doc), "ratios": ratio_rows(doc, file_events)}
