@@ -64,8 +64,8 @@ def parts(opened_s: float | None, chunks: list[tuple[int, float]]) -> dict:
     steady rate: the one-off cost between opening and reading at speed (time to the first event
     = open_s + setup_s). Where the first chunk went faster than that (``setup_raw_s`` < 0: chunk
     times vary, e.g. an allocator reuses memory a previous read freed for the first chunks), the
-    set-up is not resolved: 0, and ``throughput_method`` says so. A read of one chunk cannot separate set-up from rate (see
-    :func:`fit_fixed_cost` across file lengths for that).
+    set-up is not resolved: 0, and ``throughput_method`` says so. A read of one chunk cannot
+    separate set-up from rate (see :func:`fit_fixed_cost` across file lengths for that).
     """
     out = {"open_s": opened_s, "setup_s": None, "events_per_s_steady": None,
            "chunks": len(chunks), "throughput_method": "not separable: one chunk"}

@@ -8,6 +8,8 @@ like results, so such a scan is an error naming the file and the reader, never a
 
 from __future__ import annotations
 
+import itertools
+
 from analysis.errors import VerificationError
 from analysis.stats import parts
 
@@ -28,9 +30,9 @@ def violations(rep: dict, n_events: int) -> list[str]:
         out.append(f"open at {opened:.6g} s, outside the read (0 to {wall:.6g} s)")
     times = [t for _, t in chunks]
     entries = [n for n, _ in chunks]
-    if any(b < a - SLACK_S for a, b in zip(times, times[1:], strict=False)):
+    if any(b < a - SLACK_S for a, b in itertools.pairwise(times)):
         out.append("chunk marks out of time order")
-    if any(b <= a for a, b in zip(entries, entries[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(entries)):
         out.append("chunk marks without progress in entries")
     if times and (times[-1] > wall + SLACK_S or times[0] < -SLACK_S):
         out.append(f"a chunk mark outside the read (0 to {wall:.6g} s)")

@@ -29,6 +29,7 @@ ratio is sharp (:func:`analysis.stats.sharp`), the budget is spent, or ``max_rep
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -197,8 +198,9 @@ class Worker:
         cmd_r, self._cmd = os.pipe()
         self._res, res_w = os.pipe()
         self.cap = memcap.cap_for(spec.path, data_bytes, spec.threads)
-        self._err = open(tmp / f"{spec.reader}-{os.getpid()}-{id(self)}.stderr", "w+",
-                         errors="replace")
+        # open until close(): the worker's output, read back only if it fails
+        self._err = open(tmp / f"{spec.reader}-{os.getpid()}-{id(self)}.stderr",  # noqa: SIM115
+                         "w+", errors="replace")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", __name__, str(cmd_r), str(res_w), json.dumps(
                 dataclasses.asdict(spec))],
@@ -241,10 +243,8 @@ class Worker:
 
     def close(self) -> None:
         for fd in (self._cmd, self._res):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.proc.poll() is None:
             try:
                 self.proc.wait(timeout=30)
