@@ -435,6 +435,42 @@ def _metadata_parser(sub) -> None:
     g.set_defaults(func=cmd_metadata_tabulate)
 
 
+def cmd_bench_reproduce(a: argparse.Namespace) -> None:
+    """Every pair job of a finished run measured twice here, the second pass after the first
+    (:mod:`analysis.measure.reproduce`), and each ratio of one pass next to the other's."""
+    import tempfile
+
+    from analysis.atomic import atomic_path
+    from analysis.measure.reproduce import Job, job_name, reproduce, select
+    from analysis.plan import commands, study
+    from analysis.plan import config as cfg
+    from analysis.report.compare_runs import two_passes
+
+    if a.load < 0:
+        raise ConfigError("--load", f"{a.load} is not a number of processes")
+    if a.pause_s < 0:
+        raise ConfigError("--pause-s", f"{a.pause_s} is not a duration")
+    c = cfg.load(a.config)
+    jobs = []
+    for j in study.pair_plan(c):
+        spec = commands.pair_spec(c, j)
+        jobs.append(Job(job_name(j.sample, spec.label, j.cluster_size, j.selection), spec))
+    with tempfile.TemporaryDirectory(prefix="hepfmt-reproduce-") as tmp:
+        rep = reproduce(select(jobs, a.jobs), Path(tmp), a.load, a.pause_s,
+                        progress=lambda s: print(s, file=sys.stderr, flush=True))
+    text = "\n".join(two_passes(rep.first, rep.second, rep.conditions())) + "\n"
+    print(text, end="")
+    if a.output:
+        with atomic_path(a.output) as out:
+            Path(out).write_text(text)
+
+
+def cmd_bench_compare_runs(a: argparse.Namespace) -> None:
+    from analysis.report.compare_runs import compare_runs
+
+    print("\n".join(compare_runs(a.dir_a, a.dir_b)))
+
+
 def _bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
     bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
@@ -459,6 +495,22 @@ def _bench_parser(sub) -> None:
     st.add_argument("--timeout", type=float, default=3600.0)
     st.add_argument("-o", "--output", help="also write the tables here")
     st.set_defaults(func=cmd_bench_overhead_study)
+    rp = bsub.add_parser("reproduce", help="every pair job of a finished run measured twice "
+                         "here, one pass after the other: do the ratios' intervals hold?")
+    rp.add_argument("config", help="the study's config file (its results must exist)")
+    rp.add_argument("--load", type=int, default=0,
+                    help="keep this many CPU-bound processes running through both passes")
+    rp.add_argument("--jobs", help="only the pair jobs whose sample/pair/cNNN/selection "
+                                   "holds this text")
+    rp.add_argument("--pause-s", type=float, default=0.0,
+                    help="seconds to wait between the two passes")
+    rp.add_argument("-o", "--output", help="also write the report here")
+    rp.set_defaults(func=cmd_bench_reproduce)
+    cr = bsub.add_parser("compare-runs", help="two runs' ratios (two machines) side by side: "
+                         "each DIR a results/ or results/reference/<name> directory")
+    cr.add_argument("dir_a", metavar="DIR_A")
+    cr.add_argument("dir_b", metavar="DIR_B")
+    cr.set_defaults(func=cmd_bench_compare_runs)
 
 
 def _task_numbers(text: str) -> list[int]:
