@@ -30,6 +30,8 @@ RESULTS = config["results"]
 FILES = study.files(config)
 READ_PLAN = study.read_plan(config)  # file -> its readers
 MEASURED = list(READ_PLAN)
+PAIRS = study.pair_plan(config)  # the paired ROOT / Parquet measurements
+PROOF_PLAN = study.proof_plan(config)  # file -> the readers convert proves on it
 
 
 onstart:

@@ -14,6 +14,7 @@ Snakefile runs them at every parse.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -29,6 +30,10 @@ from analysis.plan.study import (
     compare_pairs,
     compare_samples,
     measure_samples,
+    overrides_of,
+    pair_plan,
+    pair_settings,
+    pair_slug,
     pairs_only,
     query_tasks,
     readers,
@@ -41,6 +46,8 @@ PROJECT = Path(__file__).resolve().parents[2]
 #: Each side of a pairing: the file extension of the adapters it may name, and what they are
 #: (TTree and RNTuple write ROOT files).
 SIDE_KINDS = {"ttree": ("root", "ROOT"), "parquet": ("parquet", "Parquet")}
+#: A selection's name as a pair record's file name (results/pairs/.../{selection}.json).
+PATH_NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
 def check(config: dict) -> None:
@@ -53,6 +60,7 @@ def check(config: dict) -> None:
     _measure(config)
     _repetitions(config)
     _compare(config)
+    _pair_jobs(config)
     selections.per_sample(config)
     metagrid.check(config)
     options.check_parquet(config["metadata"].get("parquet_options", {}),
@@ -327,8 +335,69 @@ def _compare(config: dict) -> None:
             if s.format in config["formats"]:
                 _reader_exists("compare.readers", adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
+    _pair_slugs(config)
     if not sizes:
         _compare_readers_measured(config)
+
+
+def _pair_slugs(config: dict) -> None:
+    """Two pairings of the same files and readers would write one pair record (its path names
+    the pairing by formats and variants, :func:`pair_slug`)."""
+    seen: dict[str, int] = {}
+    for i, p in enumerate(compare_pairs(config)):
+        slug = pair_slug(p)
+        if slug in seen:
+            raise ConfigError(f"compare.pairs[{i}]", f"the same pairing ({slug}) as "
+                                                     f"pairs[{seen[slug]}]")
+        seen[slug] = i
+
+
+def _pair_jobs(config: dict) -> None:
+    """The pair jobs' settings, each job's after its overrides, are ones ``hepfmt pair``
+    accepts (it would refuse them after the files were written); every override matches
+    something; and a selection's name can name a pair record's file."""
+    cmp = config["compare"]
+    _pair_stopping(cmp, "compare")
+    sizes = cmp.get("cluster_sizes") or []
+    names = list(config["measure"]["selections"])
+    for i, o in enumerate(cmp.get("overrides") or []):
+        key = f"compare.overrides[{i}]"
+        if "cluster_sizes" not in o and "selections" not in o:
+            raise ConfigError(key, "names neither cluster_sizes nor selections (give one, "
+                                   "else set compare's own keys)")
+        for j, n in enumerate(o.get("cluster_sizes", [])):
+            if n not in sizes:
+                raise ConfigError(f"{key}.cluster_sizes[{j}]",
+                                  f"{n} is not among compare.cluster_sizes ({sizes})")
+        for j, name in enumerate(o.get("selections", [])):
+            if name not in names:
+                raise ConfigError(f"{key}.selections[{j}]",
+                                  f"{name!r} is not among measure.selections ({names})")
+    jobs = pair_plan(config)
+    if not jobs:
+        return
+    for name in names:
+        if not PATH_NAME.fullmatch(str(name)):
+            raise ConfigError(f"measure.selections.{name}",
+                              "a pair record is named by its selection: letters, digits, "
+                              "_, + and - only")
+    for job in jobs:
+        matched = [i for i, o in enumerate(cmp.get("overrides") or []) if o in
+                   overrides_of(config, job)]
+        if matched:
+            _pair_stopping(pair_settings(config, job), f"compare.overrides[{matched[-1]}]")
+
+
+def _pair_stopping(settings: dict, key: str) -> None:
+    if settings["min_repetitions"] > settings["repetitions"]:
+        raise ConfigError(f"{key}.min_repetitions",
+                          f"{settings['min_repetitions']} is above the {settings['repetitions']} "
+                          "repeat pairs at most (repetitions)")
+    try:
+        Stopping(settings["precision"], settings["budget_s"], settings["min_repetitions"],
+                 settings["repetitions"])
+    except ValueError as exc:
+        raise ConfigError(key, str(exc)) from None
 
 
 def _compare_readers_measured(config: dict) -> None:

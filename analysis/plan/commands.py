@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import yaml
 
+from analysis.plan import paths, study
 from analysis.plan import selections as select
+
+if TYPE_CHECKING:
+    from analysis.measure.pairs import PairSide, PairSpec
 
 
 def _options(flag: str, items: Iterable[tuple[str, str]]) -> str:
@@ -38,7 +43,7 @@ def sample_inputs(config: Mapping, name: str) -> list[str]:
 
 
 def prove(plan: Mapping, spec: object) -> str:
-    """``--prove READER,...``: the readers a read plan (``study.read_plan``) times on the file
+    """``--prove READER,...``: the readers a proof plan (``study.proof_plan``) gives the file
     ``spec``, for ``convert`` to prove; empty for a file no read times."""
     readers = plan.get(spec, [])
     return f"--prove {shlex.quote(','.join(readers))}" if readers else ""
@@ -72,3 +77,63 @@ def metadata_write(config: Mapping) -> str:
 def flag(name: str, values: Iterable[str]) -> str:
     """``name`` before each quoted value: nothing for an optional input that is absent."""
     return " ".join(f"{name} {shlex.quote(v)}" for v in values)
+
+
+def _branches(config: Mapping, sample: str, name: str) -> list[str]:
+    """The branches selection ``name`` reads on ``sample``, ``*`` as every one of them: a
+    remote sample's against its imported source, as its measure job resolves them."""
+    schema = select.sample_schema(config, sample)
+    if schema is None:
+        from analysis.samples.source import read_source_meta, schema_of
+
+        schema = schema_of(read_source_meta(paths.source(config["results"], sample)))
+        resolved = select.resolve(config["measure"]["selections"][name], schema)
+    else:
+        resolved = select.for_sample(config, sample)[name]
+    return list(schema.names) if resolved == select.ALL else list(resolved or [])
+
+
+def _side(config: Mapping, f: study.FileSpec, side: study.Side) -> PairSide:
+    from analysis.measure.pairs import PairSide
+
+    results = config["results"]
+    return PairSide(paths.written(results, f), f.format, f.adapter, f.variant, side.reader,
+                    paths.size(results, f))
+
+
+def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
+    """What ``hepfmt pair`` measures for one job of ``study.pair_plan``: the workflow's rule
+    and ``hepfmt bench reproduce`` both build it here, so they time the same thing."""
+    from analysis.measure.pairs import PairSpec
+
+    c = dict(config)
+    s = study.pair_settings(c, job)
+    return PairSpec(
+        label=job.pair.label, source=paths.source(c["results"], job.sample),
+        cluster_size=job.cluster_size, ttree=_side(c, job.ttree, job.pair.ttree),
+        parquet=_side(c, job.parquet, job.pair.parquet),
+        selections={job.selection: _branches(c, job.sample, job.selection)},
+        threads=study.thread_counts(c)[0], rounds=s["rounds"], precision=s["precision"],
+        budget_s=s["budget_s"], min_repetitions=s["min_repetitions"],
+        max_repetitions=s["repetitions"], max_load=s["max_load"],
+        timeout=c["measure"]["timeout_s"], file_events=study.file_events(c))
+
+
+def pair_arguments(spec: PairSpec) -> str:
+    """``spec`` as ``hepfmt pair``'s arguments (all but ``-o``), each value quoted."""
+    words = [("--label", spec.label), ("--source", spec.source),
+             ("--cluster-size", spec.cluster_size)]
+    for name in study.SIDES:
+        side: PairSide = getattr(spec, name)
+        words += [(f"--{name}", side.path), (f"--{name}-format", side.adapter),
+                  (f"--{name}-name", side.format), (f"--{name}-variant", side.variant),
+                  (f"--{name}-reader", side.reader)]
+        if side.size_record:
+            words.append((f"--{name}-size-record", side.size_record))
+    words += [("--selection", f"{n}={select.to_cli(b)}") for n, b in spec.selections.items()]
+    words += [("--rounds", spec.rounds), ("--repetitions", spec.max_repetitions),
+              ("--min-repetitions", spec.min_repetitions), ("--precision", spec.precision),
+              ("--budget-s", spec.budget_s), ("--max-load", spec.max_load),
+              ("--file-events", spec.file_events), ("--threads", spec.threads),
+              ("--timeout", spec.timeout)]
+    return " ".join(f"{flag} {shlex.quote(str(value))}" for flag, value in words)

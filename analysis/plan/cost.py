@@ -7,9 +7,10 @@ then by the measurement job (one untimed priming scan, then repetitions per cach
 as ``measure.budget_s`` allows), so a guess in events × branches is off by the fixed parts times the
 passes. Every constant below is one of those parts, measured by hepfmt itself (``hepfmt measure``
 records open_s, setup_s and events_per_s_steady per read); the study's estimate walks the
-planner's own jobs (:func:`study.files`, :func:`study.read_plan`, :func:`study.queries`,
-:func:`metagrid.files`), so it follows every sub-grid the planner honours. Batch requests
-(:mod:`.resources`) take the same per-job seconds and add their headroom.
+planner's own jobs (:func:`study.files`, :func:`study.read_plan`, :func:`study.pair_plan`,
+:func:`study.queries`, :func:`metagrid.files`), so it follows every sub-grid the planner
+honours. Batch requests (:mod:`.resources`) take the same per-job seconds and add their
+headroom.
 """
 
 from __future__ import annotations
@@ -302,7 +303,7 @@ def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> Me
     m = config["measure"]
     n_events = sample_events(config, spec.sample)
     widths = selection_widths(config, spec.sample)
-    n_modes = len(study.read_modes(dict(config), spec))
+    n_modes = len(study.read_modes(dict(config)))
     processes = len(study.thread_counts(dict(config)))
     start = FILE_OVERHEAD_S.get(spec.adapter, FILE_OVERHEAD_DEFAULT_S)
     prime = timed = 0.0
@@ -313,6 +314,22 @@ def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> Me
             t = read_seconds(reader, spec.adapter, n_events, width)
             timed += processes * n_modes * repetitions(t, m) * t
     return MeasureCost(start, prime, timed)
+
+
+def pair_job(config: Mapping, job: study.PairJob) -> MeasureCost:
+    """A ``hepfmt pair`` job: the job's own start-up and, per round, a fresh process for each
+    side; then ``rounds`` first-read pairs and the repeat pairs, as many as the budget allows
+    between ``min_repetitions`` and ``repetitions`` (each pair reads both files)."""
+    s = study.pair_settings(dict(config), job)
+    n_events = sample_events(config, job.sample)
+    width = dict(zip(config["measure"]["selections"], selection_widths(config, job.sample),
+                     strict=True))[job.selection]
+    sides = list(zip((job.ttree, job.parquet), job.pair.sides, strict=True))
+    start = FILE_OVERHEAD_DEFAULT_S + s["rounds"] * sum(
+        START_S.get((side.reader, f.adapter), max(START_S.values())) for f, side in sides)
+    pair_s = sum(read_seconds(side.reader, f.adapter, n_events, width) for f, side in sides)
+    timed = (s["rounds"] + repetitions(pair_s, s)) * pair_s
+    return MeasureCost(start, 0.0, timed)
 
 
 def proof_seconds(config: Mapping, spec: study.FileSpec, readers: list[str]) -> float:
@@ -404,8 +421,9 @@ class Breakdown:
     generate_s: float
     write_s: float  # convert jobs, whole: writes, verification and the readers' proofs
     proof_s: float  # of which the proofs of read-measured files' readers
-    read_s: float  # measurement jobs, whole: start-ups, priming scans and timed repetitions
+    read_s: float  # measurement and pair jobs, whole: start-ups, priming scans, timed reads
     start_s: float  # of which process start-ups
+    pair_s: float  # of which the pair jobs (the ROOT / Parquet ratios)
     tabulate_s: float
     query_s: float
     metadata_s: float
@@ -421,23 +439,25 @@ class Breakdown:
         return (f"estimated CPU: {h(self.all_s + self.query_s + self.metadata_s)} (target all "
                 f"{h(self.all_s)}: writes {h(self.generate_s + self.write_s)} [proof reads "
                 f"{h(self.proof_s)}], reads {h(self.read_s)} [start-ups "
-                f"{h(self.start_s)}]; queries {h(self.query_s)}, metadata "
+                f"{h(self.start_s)}, pairs {h(self.pair_s)}]; queries {h(self.query_s)}, metadata "
                 f"{h(self.metadata_s)}) from parts measured on a {MACHINE} at "
                 f"{NANOAOD_BRANCHES} NanoAOD branches, scaled to the basis ({WHERE})")
 
 
 def whole(config: Mapping) -> Breakdown:
     """Every job the planner would run, costed from the parts above."""
-    plan = study.read_plan(dict(config))
-    files = study.files(dict(config))
-    reads = [measure_job(config, f, readers) for f, readers in plan.items()]
-    proofs = sum(proof_seconds(config, f, readers) for f, readers in plan.items())
+    c = dict(config)
+    files = study.files(c)
+    pairs = [pair_job(config, j) for j in study.pair_plan(c)]
+    reads = [measure_job(config, f, readers) for f, readers in study.read_plan(c).items()]
+    proofs = sum(proof_seconds(config, f, readers)
+                 for f, readers in study.proof_plan(c).items())
     return Breakdown(
         generate_s=sum(generate_seconds(sample_events(config, s), branch_count(config, s))
                        for s in config["samples"]),
         write_s=proofs + sum(write_seconds(f.adapter, f.variant, sample_events(config, f.sample),
                                            branch_count(config, f.sample)) for f in files),
-        proof_s=proofs, read_s=sum(r.total_s for r in reads),
-        start_s=sum(r.start_s for r in reads),
-        tabulate_s=tabulate_seconds(2 * len(files)),
+        proof_s=proofs, read_s=sum(r.total_s for r in reads + pairs),
+        start_s=sum(r.start_s for r in reads + pairs), pair_s=sum(r.total_s for r in pairs),
+        tabulate_s=tabulate_seconds(2 * len(files) + len(pairs)),
         query_s=queries_seconds(config), metadata_s=metadata_seconds(config))

@@ -33,6 +33,10 @@ SOURCE_META = "{results}/sources/{sample}.json"  # naive bytes and reference che
 WRITTEN = "{results}/files/" + STEM + ".{ext}"
 SIZE = "{results}/sizes/" + STEM + ".{ext}.json"
 MEASUREMENT = "{results}/measurements/" + STEM + ".json"
+#: One paired ROOT / Parquet measurement (analysis.measure.pairs): a pairing (study.pair_slug)
+#: on one sample at one cluster size, one selection.
+PAIR_STEM = "{sample}/{pair}/c{cluster}/{selection}"
+PAIR = "{results}/pairs/" + PAIR_STEM + ".json"
 RESOLVED_CONFIG = "{results}/config.yaml"
 PROVENANCE = "{results}/provenance.json"
 PLAN_RECORD = "{results}/plan.json"  # what the report needs of the plan (analysis.plan.record)
@@ -66,6 +70,7 @@ LOGS = {
     "generate": "generate/{sample}",
     "convert": "convert/" + STEM + ".{ext}",
     "measure": "measure/" + STEM,
+    "pair": "pairs/" + PAIR_STEM,
     "resolved_config": "resolved_config",
     "plan_record": "plan_record",
     "tabulate": "tabulate",
@@ -117,6 +122,12 @@ def size(results: str, spec: Wildcarded | None = None) -> str:
 def measurement(results: str, spec: Wildcarded | None = None) -> str:
     """The read measurements of a :func:`written` file."""
     return fill(MEASUREMENT, results, _of(spec))
+
+
+def pair(results: str, job: Wildcarded | None = None) -> str:
+    """The record of a paired ROOT / Parquet measurement (a :class:`~analysis.plan.study.
+    PairJob`)."""
+    return fill(PAIR, results, _of(job))
 
 
 def query(results: str, spec: Wildcarded | None = None) -> str:

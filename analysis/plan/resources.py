@@ -32,6 +32,9 @@ JOB_START_S = 60  # Snakemake starting inside a batch job (~12 s on a local SLUR
 # Memory in MB: a process's base, plus bytes per branch value held at once.
 BASE_MB = {"generate": 300, "ttree": 700, "rntuple": 700, "parquet": 300, "measure": 900,
            "tabulate": 1000}
+#: A pair job: its own process and both sides' live workers (a reader process each, as in
+#: "measure"), each holding the selection.
+PAIR_PROCESSES = 2
 GENERATE_BYTES = 8  # the whole sample is built in memory: ~11 kB/event at 1499 branches
 TTREE_CLUSTER_BYTES = 7  # TTree::Fill holds one cluster of baskets: ~10 kB/entry (+935 MB at
 PARQUET_ROW_GROUP_BYTES = 8  # 100000); pyarrow holds a row group of arrays and pages
@@ -102,6 +105,13 @@ def measure(n_events: int, widest: int, seconds: float) -> Estimate:
     return _estimate(BASE_MB["measure"], n_events * widest, READ_BYTES, seconds)
 
 
+def pair(n_events: int, width: int, seconds: float) -> Estimate:
+    """Memory: both workers alive at once, each holding the selection; time: the job's parts
+    (:func:`cost.pair_job`)."""
+    return _estimate(PAIR_PROCESSES * BASE_MB["measure"], PAIR_PROCESSES * n_events * width,
+                     READ_BYTES, seconds)
+
+
 def tabulate(n_records: int) -> Estimate:
     return _estimate(BASE_MB["tabulate"], n_records, 100_000, cost.tabulate_seconds(n_records))
 
@@ -114,26 +124,36 @@ def measure_threads(cores: int | None, reader_threads: int) -> int:
 
 
 def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
-            read_plan: Mapping[study.FileSpec, list[str]] | None = None) -> Estimate:
+            read_plan: Mapping[study.FileSpec, list[str]] | None = None,
+            proof_plan: Mapping[study.FileSpec, list[str]] | None = None) -> Estimate:
     """The estimate for one job of ``rule``, from the config and the job's wildcards.
 
-    A measurement runs the readers the read plan gives its file, often only the one reader
-    standing for a side of the ROOT / Parquet ratios: pass the plan the workflow computed once
-    (``READ_PLAN``), else it is computed here.
+    A measurement runs the readers the read plan gives its file, and a conversion proves those
+    the proof plan gives it (often only the one reader standing for a pair's side): pass the
+    plans the workflow computed once (``READ_PLAN``, ``PROOF_PLAN``), else they are computed
+    here.
     """
+    c = dict(config)
     branches = branch_count(config)
     if rule == "generate":
         return generate(sample_events(config, wildcards["sample"]), branches)
     if rule == "tabulate":
-        return tabulate(2 * len(study.files(dict(config))))
+        return tabulate(2 * len(study.files(c)) + len(study.pair_plan(c)))
+    if rule == "pair":
+        job = study.pair_job_of(c, wildcards)
+        widths = dict(zip(config["measure"]["selections"],
+                          cost.selection_widths(config, job.sample), strict=True))
+        return pair(sample_events(config, job.sample), widths[job.selection],
+                    cost.pair_job(config, job).total_s)
     if rule not in ("convert", "measure"):
         raise KeyError(f"no resource estimate for rule {rule!r}")
-    plan = study.read_plan(dict(config)) if read_plan is None else read_plan
-    spec = study.spec_of(dict(config), wildcards)
+    spec = study.spec_of(c, wildcards)
     if rule == "convert":
+        proofs = study.proof_plan(c) if proof_plan is None else proof_plan
         return convert(spec.adapter, spec.variant, sample_events(config, spec.sample),
                        spec.cluster_size, branches,
-                       cost.proof_seconds(config, spec, plan.get(spec, [])))
+                       cost.proof_seconds(config, spec, proofs.get(spec, [])))
+    plan = study.read_plan(c) if read_plan is None else read_plan
     job = cost.measure_job(config, spec, study.file_readers(plan, spec))
     return measure(sample_events(config, spec.sample),
                    max(cost.selection_widths(config, spec.sample), default=branches),
@@ -152,29 +172,34 @@ class StudyEstimate:
     disk_gb: float
     mem_peak_mb: int
     cpu_hours: float
+    pair_jobs: int = 0  # paired ROOT / Parquet measurements
 
     def describe(self) -> str:
         return (f"estimate: {self.events:,} events, {self.files} files to write "
-                f"({self.measurements} read-measured), disk up to {self.disk_gb:,.1f} GB, "
+                f"({self.measurements} read-measured), {self.pair_jobs} pair jobs, "
+                f"disk up to {self.disk_gb:,.1f} GB, "
                 f"memory peak {self.mem_peak_mb / 1000:,.1f} GB (largest job), "
                 f"CPU {self.cpu_hours:,.1f} core-hours")
 
 
 def whole_study(config: Mapping) -> StudyEstimate:
     """The sum over every job of the study's main target (the metadata study is not in it)."""
-    plan = study.read_plan(config)
-    files = study.files(config)
+    c = dict(config)
+    plan, proofs = study.read_plan(c), study.proof_plan(c)
+    files = study.files(c)
+    pairs = study.pair_plan(c)
     jobs = [("generate", {"sample": s}) for s in config["samples"]]
     jobs += [("convert", f.wildcards) for f in files]
     jobs += [("measure", f.wildcards) for f in plan]
+    jobs += [("pair", j.wildcards) for j in pairs]
     jobs += [("tabulate", {})]
-    estimates = [for_job(rule, config, wc, plan) for rule, wc in jobs]
+    estimates = [for_job(rule, config, wc, plan, proofs) for rule, wc in jobs]
     return StudyEstimate(
         events=sum(sample_events(config, s) for s in config["samples"]),
         files=len(files), measurements=len(plan),
         disk_gb=sum(e.output_mb for e in estimates) / 1e3,
         mem_peak_mb=max(e.mem_mb for e in estimates),
-        cpu_hours=sum(e.cpu_s for e in estimates) / 3600)
+        cpu_hours=sum(e.cpu_s for e in estimates) / 3600, pair_jobs=len(pairs))
 
 
 #: Past this many hours of wall time on this machine's cores, a study deserves a second look.

@@ -174,11 +174,6 @@ def pairs(config: dict) -> list[dict]:
             for p in compare_pairs(config)]
 
 
-def pair_sides(config: dict) -> dict[str, list[Side]]:
-    """Pair label -> (format, variant, reader) of its ROOT side and of its Parquet side."""
-    return {p.label: list(p.sides) for p in compare_pairs(config)}
-
-
 def measure_samples(config: dict) -> list[str]:
     """The samples of the measure sub-grid: ``measure.samples``, else every ``files: all`` one."""
     named = config.get("measure", {}).get("samples")
@@ -200,37 +195,112 @@ def _in_measure_grid(config: dict, f: FileSpec) -> bool:
 
 
 def read_plan(config: dict) -> dict[FileSpec, list[str]]:
-    """Every read-measured file with its readers, in grid order.
+    """Every file of the measure sub-grid with its readers, in grid order.
 
-    Two sub-grids, because reads cost far more than sizes: ``measure`` (``samples``,
-    ``cluster_sizes`` and ``variants`` narrow it; left out = all of it) with every reader of
-    ``measure.readers``, and the ROOT/Parquet pairings of ``compare.pairs`` at
-    ``compare.cluster_sizes`` on ``compare.samples`` with only the reader standing for each
-    side, which is what the ratio tables and figures need. A file in both is read once per
-    reader of either.
+    Reads cost far more than sizes, so ``measure`` narrows them (``samples``, ``cluster_sizes``
+    and ``variants``; left out = all of it), each file timed by every reader of
+    ``measure.readers``. The ROOT / Parquet pairings are not here: both files of a pairing are
+    read in one job (:func:`pair_plan`), since two sides timed in jobs minutes apart see
+    different machines.
     """
-    compare_sizes = config.get("compare", {}).get("cluster_sizes") or []
-    sides = [s for p in compare_pairs(config) for s in p.sides] if compare_sizes else []
-    paired = compare_samples(config)
-    plan: dict[FileSpec, list[str]] = {}
-    for f in files(config):
-        chosen = readers(config, f.format) if _in_measure_grid(config, f) else []
-        if f.cluster_size in compare_sizes and f.sample in paired:
-            chosen += [s.reader for s in sides
-                       if (s.format, s.variant) == (f.format, f.variant)
-                       and s.reader not in chosen]
-        if chosen:
-            plan[f] = list(dict.fromkeys(chosen))
+    plan = {f: list(dict.fromkeys(readers(config, f.format))) for f in files(config)
+            if _in_measure_grid(config, f)}
+    return {f: r for f, r in plan.items() if r}
+
+
+def read_modes(config: dict) -> list[str]:
+    """The cache modes the measure sub-grid reads in (a pair job reads warm: its first reads
+    follow the digest check that loads the page cache)."""
+    return list(config["measure"]["modes"])
+
+
+def pair_slug(pair: Pair) -> str:
+    """A pairing as a path component: its formats and variants (its label is free text)."""
+    t, p = pair.ttree, pair.parquet
+    return f"{t.format}-{t.variant}.vs.{p.format}-{p.variant}"
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """One ``hepfmt pair`` job: a pairing on one sample at one cluster size, one selection.
+
+    One job per selection, so that the costly ones (every branch of a 2018-sized file) can be
+    given fewer rounds and repetitions (``compare.overrides``) than the cheap ones."""
+
+    pair: Pair
+    sample: str
+    cluster_size: int
+    selection: str
+    ttree: FileSpec
+    parquet: FileSpec
+
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """The rule's wildcard values naming this job (see :data:`paths.PAIR`)."""
+        return {"sample": self.sample, "pair": pair_slug(self.pair),
+                "cluster": str(self.cluster_size), "selection": self.selection}
+
+
+def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str) -> PairJob:
+    t, p = pair.sides
+    return PairJob(pair, sample, n, selection, spec(config, sample, t.format, t.variant, n),
+                   spec(config, sample, p.format, p.variant, n))
+
+
+def pair_plan(config: dict) -> list[PairJob]:
+    """Every paired measurement: each pairing on each of ``compare.samples`` at each of
+    ``compare.cluster_sizes`` the sample is written at, once per selection of
+    ``measure.selections``."""
+    sizes = config.get("compare", {}).get("cluster_sizes") or []
+    return [_pair_job(config, pair, sample, n, selection)
+            for sample in compare_samples(config)
+            for n in sample_cluster_sizes(config, sample) if n in sizes
+            for pair in compare_pairs(config)
+            for selection in config["measure"]["selections"]]
+
+
+def pair_job_of(config: dict, wildcards: Mapping[str, str]) -> PairJob:
+    """The pair job a rule's wildcards name (the inverse of :attr:`PairJob.wildcards`)."""
+    pair = next((p for p in compare_pairs(config) if pair_slug(p) == wildcards["pair"]), None)
+    if pair is None:
+        raise ConfigError("compare.pairs", f"no pairing {wildcards['pair']!r}")
+    return _pair_job(config, pair, wildcards["sample"], int(wildcards["cluster"]),
+                     wildcards["selection"])
+
+
+#: What ``compare.overrides`` may set for the jobs it matches.
+PAIR_SETTINGS = ("rounds", "min_repetitions", "repetitions", "budget_s")
+
+
+def pair_settings(config: dict, job: PairJob) -> dict:
+    """A pair job's rounds, repetitions, budget, precision and load limit: ``compare``'s, then
+    each entry of ``compare.overrides`` matching the job (its cluster size and selection), in
+    order."""
+    cmp = config["compare"]
+    out = {k: cmp[k] for k in (*PAIR_SETTINGS, "precision", "max_load")}
+    for o in overrides_of(config, job):
+        out.update({k: o[k] for k in PAIR_SETTINGS if k in o})
+    return out
+
+
+def overrides_of(config: dict, job: PairJob) -> list[dict]:
+    """The entries of ``compare.overrides`` that apply to ``job``, in order."""
+    return [o for o in config["compare"].get("overrides") or []
+            if job.cluster_size in o.get("cluster_sizes", [job.cluster_size])
+            and job.selection in o.get("selections", [job.selection])]
+
+
+def proof_plan(config: dict) -> dict[FileSpec, list[str]]:
+    """The readers ``convert`` proves on each file: those of :func:`read_plan`, and each pair
+    side's on its files (a pair worker trusts that proof and the size record's digest, so that
+    its first read is a first read)."""
+    plan = {f: list(r) for f, r in read_plan(config).items()}
+    for job in pair_plan(config):
+        for f, side in zip((job.ttree, job.parquet), job.pair.sides, strict=True):
+            chosen = plan.setdefault(f, [])
+            if side.reader not in chosen:
+                chosen.append(side.reader)
     return plan
-
-
-def read_modes(config: dict, f: FileSpec) -> list[str]:
-    """The cache modes a read-measured file is read in: ``measure.modes`` in the measure
-    sub-grid, ``compare.modes`` (default the same) where only the pairings read it."""
-    m = config["measure"]["modes"]
-    if _in_measure_grid(config, f):
-        return list(m)
-    return list(config.get("compare", {}).get("modes") or m)
 
 
 def file_events(config: dict) -> int:
@@ -247,8 +317,7 @@ def file_readers(plan: Mapping[FileSpec, list[str]], spec: FileSpec) -> list[str
     """The readers timed on one file of a :func:`read_plan` (computed once per workflow)."""
     if spec not in plan:
         raise ConfigError(f"formats.{spec.format}", f"{spec.variant} at cluster size "
-                          f"{spec.cluster_size} is not read-measured (measure and "
-                          "compare.cluster_sizes)")
+                          f"{spec.cluster_size} is not read-measured (measure)")
     return plan[spec]
 
 
@@ -292,7 +361,7 @@ def queries(config: dict) -> dict[FileSpec, list[str]]:
     if named:
         chosen = {(fmt, v, max(config["cluster_sizes"])) for fmt, v in named.items()}
     else:
-        measured_files = [f for f in read_plan(config) if _in_measure_grid(config, f)]
+        measured_files = list(read_plan(config))
         chosen = set()
         for fmt in config["formats"]:
             mine = [f for f in measured_files if f.format == fmt]

@@ -41,7 +41,9 @@ def job_resources(rule):
     """
 
     def field(name):
-        return lambda wc: getattr(batch.for_job(rule, config, wc, READ_PLAN), name)
+        return lambda wc: getattr(
+            batch.for_job(rule, config, wc, READ_PLAN, PROOF_PLAN), name
+        )
 
     return {
         "mem_mb": field("mem_mb"),

@@ -17,9 +17,10 @@ rule convert:
     params:
         options=lambda wc: commands.writer_options(config, wc.format),
         adapter=lambda wc: study.adapter(config, wc.format),
-        # the readers that will time this file, proven here while other jobs may run, so that
-        # the measure job (which has the machine to itself) spends its time timing
-        prove=lambda wc: commands.prove(READ_PLAN, study.spec_of(config, wc)),
+        # the readers that will time this file (in measure and pair jobs), proven here while
+        # other jobs may run, so that the timing jobs (which have the machine to themselves)
+        # spend their time timing, and a pair's first read is the first in its process
+        prove=lambda wc: commands.prove(PROOF_PLAN, study.spec_of(config, wc)),
     log:
         paths.log(RESULTS, "convert"),
     threads: 1

@@ -1,10 +1,11 @@
-# Stage 3: cold/warm read measurements of one file of the read plan (study.read_plan: the measure
-# sub-grid with its readers, plus the compare pairs at compare.cluster_sizes with theirs). A
-# measure job takes every core Snakemake has (on a cluster: an exclusive node, from the profile),
-# so no other job (a conversion, another measurement) runs beside it and skews its timings; each
-# reader runs in its own fresh process, which times every selection and cache mode of it.
-# Selections come resolved against the sample's own branches (analysis/plan/selections.py:
-# MET_pt or PFMET_pt, nJet or nJet_pt).
+# Stage 3: timed reads. A measure job times every reader of one file of the measure sub-grid
+# (study.read_plan) in every cache mode; a pair job times one ROOT / Parquet pairing on one sample
+# at one cluster size and selection (study.pair_plan): both files in one job, their reads
+# interleaved, so that the ratio's two sides see the same machine. Either takes every core
+# Snakemake has (on a cluster: an exclusive node, from the profile), so no other job (a
+# conversion, another measurement) runs beside it and skews its timings; each reader runs in its
+# own fresh process. Selections come resolved against the sample's own branches
+# (analysis/plan/selections.py: MET_pt or PFMET_pt, nJet or nJet_pt).
 
 
 rule measure:
@@ -19,7 +20,7 @@ rule measure:
         readers=lambda wc: ",".join(study.file_readers(READ_PLAN, study.spec_of(config, wc))),
         adapter=lambda wc: study.adapter(config, wc.format),
         selections=lambda wc: commands.selections(config, wc.sample),
-        modes=lambda wc: ",".join(study.read_modes(config, study.spec_of(config, wc))),
+        modes=",".join(study.read_modes(config)),
         repetitions=config["measure"]["repetitions"],
         min_repetitions=config["measure"]["min_repetitions"],
         precision=config["measure"]["precision"],
@@ -41,3 +42,34 @@ rule measure:
         "--repetitions {params.repetitions} --min-repetitions {params.min_repetitions} "
         "--precision {params.precision} --budget-s {params.budget} --threads {params.threads} "
         "--timeout {params.timeout} --size-record {input.size_record:q} -o {output:q} > {log:q} 2>&1"
+
+
+def pair_job(wc):
+    return study.pair_job_of(config, wc)
+
+
+rule pair:
+    input:
+        ttree=lambda wc: paths.written(RESULTS, pair_job(wc).ttree),
+        parquet=lambda wc: paths.written(RESULTS, pair_job(wc).parquet),
+        ttree_size=lambda wc: paths.size(RESULTS, pair_job(wc).ttree),
+        parquet_size=lambda wc: paths.size(RESULTS, pair_job(wc).parquet),
+        arrow=paths.source(RESULTS),
+        meta=paths.source_meta(RESULTS),
+    output:
+        paths.pair(RESULTS),
+    wildcard_constraints:
+        pair=r"[a-z0-9_]+-[a-z0-9+-]+\.vs\.[a-z0-9_]+-[a-z0-9+-]+",
+        selection=r"[A-Za-z0-9_+-]+",
+    params:
+        # the same spec `hepfmt bench reproduce` builds (analysis/plan/commands.py)
+        args=lambda wc: commands.pair_arguments(commands.pair_spec(config, pair_job(wc))),
+    log:
+        paths.log(RESULTS, "pair"),
+    threads: timing_threads(study.thread_counts(config)[0])
+    resources:
+        **job_resources("pair"),
+    conda:
+        "../../envs/root.yaml"
+    shell:
+        "hepfmt pair {params.args} -o {output:q} > {log:q} 2>&1"

@@ -39,6 +39,7 @@ rule tabulate:
         plan=paths.plan_record(RESULTS),
         sizes=[paths.size(RESULTS, f) for f in FILES],
         reads=[paths.measurement(RESULTS, f) for f in MEASURED],
+        pairs=[paths.pair(RESULTS, j) for j in PAIRS],
     output:
         # every table in the report as CSV (a download there), and the four with a Markdown
         # twin also as HTML, which the report shows inline
@@ -74,4 +75,4 @@ rule tabulate:
     shell:
         "hepfmt tabulate --plan {input.plan:q} -o {params.tables:q} "
         "--provenance {output.provenance:q} --sizes {input.sizes:q} --reads {input.reads:q} "
-        "> {log:q} 2>&1"
+        "--pairs {input.pairs:q} > {log:q} 2>&1"
