@@ -4,7 +4,7 @@
 #   make report after `make run`: every figure and table of those targets in one HTML file
 #   make bench  after `make run`: the harness's overhead over the bare library calls, per reader
 #   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
-#               results/reference/default, the committed reference run
+#               results/reference/<cpu model>, the committed reference run of this CPU
 #   make test   create .venv and run the test suite (lint: ruff and the import contracts; pytest);
 #               .ci/run calls exactly this
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
@@ -63,17 +63,22 @@ report: $(STAMP) $(QUIET_CONDOR)
 bench: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/hepfmt bench overhead-study $(CONFIG) -o results/bench/overhead.txt
 
-REF := results/reference/default
+# One reference run per CPU model (a read speed is a fact about a machine): results/reference/<cpu>
+REF = results/reference/$$($(BIN)/python -c 'from analysis.provenance import cpu_slug; print(cpu_slug())')
 reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
-	rm -rf $(REF) && mkdir -p $(REF)/figures $(REF)/metadata/plots
-	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $(REF)/
-	if [ -f results/bench/overhead.txt ]; then cp results/bench/overhead.txt $(REF)/; fi
-	cp results/figures/*/*.png $(REF)/figures/
+	ref=$(REF) && rm -rf $$ref && mkdir -p $$ref/figures $$ref/metadata/plots && \
+	cp results/tables/*.csv results/tables/*.md results/tables/*-provenance.json \
+		results/provenance.json results/config.yaml $$ref/ 2>/dev/null; \
+	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $$ref/ && \
+	if [ -f results/bench/overhead.txt ]; then cp results/bench/overhead.txt $$ref/; fi && \
+	if [ -f results/bench/reproduce.txt ]; then cp results/bench/reproduce*.txt $$ref/; fi && \
+	cp results/figures/*/*.png $$ref/figures/ && \
 	if [ -d results/metadata/tables ]; then \
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
-			results/metadata/provenance.json $(REF)/metadata/ && \
-		cp results/metadata/plots/*.png $(REF)/metadata/plots/; fi
+			results/metadata/provenance.json $$ref/metadata/ && \
+		cp results/metadata/plots/*.png $$ref/metadata/plots/; fi && \
+	echo "make reference: $$ref"
 
 dryrun: $(STAMP) $(QUIET_CONDOR)
 	$(CHECK)

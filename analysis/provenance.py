@@ -167,6 +167,16 @@ def machine() -> dict[str, object]:
             "kernel": platform.release(), "hostname": platform.node()}
 
 
+def cpu_slug(cpu: str | None = None) -> str:
+    """A CPU model as a directory name (``Intel(R) Xeon(R) Processor`` -> ``intel-xeon``): a
+    read speed is a fact about a machine, so ``results/reference/`` keeps one run per model."""
+    import re
+
+    text = (cpu if cpu is not None else str(machine()["cpu"])).lower()
+    text = re.sub(r"\((r|tm)\)|\b(processor|cpu|core\(tm\))\b|@.*$", " ", text)
+    return "-".join(re.findall(r"[a-z0-9]+", text)) or "unknown"
+
+
 def config_hash(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 

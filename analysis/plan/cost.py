@@ -158,7 +158,7 @@ QUERY_AS = {"rntuple": "ttree", "feather": "parquet"}
 REFERENCE_EVENTS_PER_S = 5_950
 
 # Metadata decodes: slopes (µs per column) of the median decode time against columns, 10 to
-# 10000 columns, from results/reference/default/metadata/metadata.csv (`make reference` on the
+# 10000 columns, from results/reference/intel-xeon/metadata/metadata.csv (`make reference` on the
 # same VM type, reported then as a 2-core AMD EPYC). arrow-rs decodes with and without the page
 # index in one process. TTree's grows faster than linearly above 10000 columns (README), where
 # config/paper.yaml stops it.
