@@ -441,8 +441,8 @@ def cmd_bench_reproduce(a: argparse.Namespace) -> None:
     import tempfile
 
     from analysis.atomic import atomic_path
-    from analysis.measure.reproduce import Job, job_name, reproduce, select
-    from analysis.plan import commands, study
+    from analysis.measure.reproduce import Job, job_name, reproduce, require, select
+    from analysis.plan import commands, paths, study
     from analysis.plan import config as cfg
     from analysis.report.compare_runs import two_passes
 
@@ -451,12 +451,15 @@ def cmd_bench_reproduce(a: argparse.Namespace) -> None:
     if a.pause_s < 0:
         raise ConfigError("--pause-s", f"{a.pause_s} is not a duration")
     c = cfg.load(a.config)
+    plan = {job_name(j.sample, j.pair.label, j.cluster_size, j.selection): j
+            for j in study.pair_plan(c)}
     jobs = []
-    for j in study.pair_plan(c):
-        spec = commands.pair_spec(c, j)
-        jobs.append(Job(job_name(j.sample, spec.label, j.cluster_size, j.selection), spec))
+    for name in select(plan, a.jobs):
+        # a spec may resolve its selection against the source: missing, it is make run's
+        require(paths.source_meta(c["results"], plan[name].sample), name)
+        jobs.append(Job(name, commands.pair_spec(c, plan[name])))
     with tempfile.TemporaryDirectory(prefix="hepfmt-reproduce-") as tmp:
-        rep = reproduce(select(jobs, a.jobs), Path(tmp), a.load, a.pause_s,
+        rep = reproduce(jobs, Path(tmp), a.load, a.pause_s,
                         progress=lambda s: print(s, file=sys.stderr, flush=True))
     text = "\n".join(two_passes(rep.first, rep.second, rep.conditions())) + "\n"
     print(text, end="")

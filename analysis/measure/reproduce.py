@@ -30,6 +30,7 @@ from pathlib import Path
 from analysis.errors import ConfigError, InputError
 from analysis.measure.pairs import PairSpec, measure_pair
 from analysis.provenance import machine
+from analysis.samples.source import sidecar_path
 
 #: What each busy process runs: one CPU kept busy, nothing read or written.
 BUSY_LOOP = "while True: pass"
@@ -48,21 +49,28 @@ def job_name(sample: str, pair: str, cluster_size: int, selection: str) -> str:
     return f"{sample}/{pair}/c{cluster_size}/{selection}"
 
 
-def select(jobs: Iterable[Job], pattern: str | None) -> list[Job]:
-    """The jobs whose name holds ``pattern`` (all without one); none is an error, since a
-    reproduction of nothing would print an empty agreement."""
-    jobs = list(jobs)
-    chosen = [j for j in jobs if not pattern or pattern in j.name]
+def select(names: Iterable[str], pattern: str | None) -> list[str]:
+    """The job names that hold ``pattern`` (all without one), chosen before any job's spec is
+    built; none is an error, since a reproduction of nothing would print an empty agreement."""
+    names = list(names)
+    chosen = [n for n in names if not pattern or pattern in n]
     if not chosen:
         raise ConfigError("--jobs", f"no pair job's name holds {pattern!r} (names are "
                                     f"sample/pair/cNNN/selection, e.g. "
-                                    f"{jobs[0].name if jobs else 'none in this config'})")
+                                    f"{names[0] if names else 'none in this config'})")
     return chosen
 
 
+def require(path: str | Path, job: str) -> None:
+    """A file a job reads exists, or the error a user acts on: the file, and what makes it."""
+    if not Path(path).exists():
+        raise InputError(str(path), f"missing (pair job {job}): run make run first")
+
+
 def _inputs(spec: PairSpec) -> list[str]:
-    return [p for p in (spec.source, spec.ttree.path, spec.ttree.size_record,
-                        spec.parquet.path, spec.parquet.size_record) if p]
+    return [str(p) for p in (spec.source, sidecar_path(spec.source), spec.ttree.path,
+                             spec.ttree.size_record, spec.parquet.path,
+                             spec.parquet.size_record) if p]
 
 
 def check_files(jobs: Iterable[Job]) -> None:
@@ -70,8 +78,7 @@ def check_files(jobs: Iterable[Job]) -> None:
     one that does not (a half-finished run would otherwise fail an hour in)."""
     for j in jobs:
         for p in _inputs(j.spec):
-            if not Path(p).exists():
-                raise InputError(p, f"missing (pair job {j.name}): run make run first")
+            require(p, j.name)
 
 
 def loaded(spec: PairSpec, loads: int, cpus: int | None = None) -> PairSpec:
