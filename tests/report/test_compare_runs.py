@@ -25,7 +25,9 @@ from analysis.report.compare_runs import (
     two_passes,
 )
 
-REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference" / "default"
+#: A committed reference run (one per CPU model, results/reference/<cpu>/).
+REFERENCE = next(d for d in sorted((Path(__file__).resolve().parents[2] / "results"
+                                    / "reference").iterdir()) if (d / "ratios.csv").is_file())
 NAN = math.nan
 
 
