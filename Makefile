@@ -63,6 +63,16 @@ report: $(STAMP) $(QUIET_CONDOR)
 bench: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/hepfmt bench overhead-study $(CONFIG) -o results/bench/overhead.txt
 
+# After make run: every pair job measured twice here, idle and then beside one CPU-bound process
+# (results/bench/reproduce-idle.txt, reproduce-load1.txt; a benchmark: it reports how many ratios
+# agree, it asserts nothing). JOBS=text keeps the jobs whose sample/pair/cNNN/selection holds it.
+.PHONY: reproduce
+reproduce: $(STAMP) $(QUIET_CONDOR)
+	$(RUN) $(BIN)/hepfmt bench reproduce $(CONFIG) $(if $(JOBS),--jobs '$(JOBS)') \
+		-o results/bench/reproduce-idle.txt
+	$(RUN) $(BIN)/hepfmt bench reproduce $(CONFIG) $(if $(JOBS),--jobs '$(JOBS)') --load 1 \
+		-o results/bench/reproduce-load1.txt
+
 # One reference run per CPU model (a read speed is a fact about a machine): results/reference/<cpu>
 REF = results/reference/$$($(BIN)/python -c 'from analysis.provenance import cpu_slug; print(cpu_slug())')
 reference:
