@@ -32,8 +32,7 @@ JOB_START_S = 60  # Snakemake starting inside a batch job (~12 s on a local SLUR
 # Memory in MB: a process's base, plus bytes per branch value held at once.
 BASE_MB = {"generate": 300, "ttree": 700, "rntuple": 700, "parquet": 300, "measure": 900,
            "tabulate": 1000}
-#: A pair job: its own process and both sides' live workers (a reader process each, as in
-#: "measure"), each holding the selection.
+#: A pair job's live workers: one reader process per side.
 PAIR_PROCESSES = 2
 GENERATE_BYTES = 8  # the whole sample is built in memory: ~11 kB/event at 1499 branches
 TTREE_CLUSTER_BYTES = 7  # TTree::Fill holds one cluster of baskets: ~10 kB/entry (+935 MB at
@@ -106,10 +105,9 @@ def measure(n_events: int, widest: int, seconds: float) -> Estimate:
 
 
 def pair(n_events: int, width: int, seconds: float) -> Estimate:
-    """Memory: both workers alive at once, each holding the selection; time: the job's parts
-    (:func:`cost.pair_job`)."""
-    return _estimate(PAIR_PROCESSES * BASE_MB["measure"], PAIR_PROCESSES * n_events * width,
-                     READ_BYTES, seconds)
+    """Memory: both workers alive at once (a reader process's base each), the selection held by
+    one at a time (the sides scan in turn); time: the job's parts (:func:`cost.pair_job`)."""
+    return _estimate(PAIR_PROCESSES * BASE_MB["measure"], n_events * width, READ_BYTES, seconds)
 
 
 def tabulate(n_records: int) -> Estimate:

@@ -13,7 +13,15 @@ import yaml
 
 from analysis.errors import ConfigError, InputError
 from analysis.plan import config as cfg
-from analysis.plan.study import file_readers, files, measured, read_plan, spec
+from analysis.plan.study import (
+    file_readers,
+    files,
+    measured,
+    pair_plan,
+    proof_plan,
+    read_plan,
+    spec,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,29 +96,32 @@ def test_measured_is_the_requested_subgrid() -> None:
     assert len(files(c)) == 2 * 2 * 5  # samples x cluster sizes x variants
 
 
-def test_compare_pairs_add_their_reader_at_their_cluster_sizes() -> None:
-    """The rate-ratio figure's x axis: both files of each pair read, by the compare readers
-    only, at compare.cluster_sizes; a file also in the measure grid keeps its readers too."""
+def test_the_pairings_are_pair_jobs_not_reads_of_the_measure_grid() -> None:
+    """Both files of each pair are read in one pair job at compare.cluster_sizes; the read
+    plan stays the measure sub-grid, and convert proves both plans' readers."""
     c = _base()
     c["measure"].update(cluster_sizes=[1500], variants={"ttree": ["none"], "parquet": ["none"]})
     c["compare"]["cluster_sizes"] = [500, 1500]
     c = cfg.validate(c)
-    plan = {(f.sample, f.format, f.variant, f.cluster_size) for f in measured(c)}
-    small = {(fmt, v) for s, fmt, v, n in plan if n == 500 and s == "DYJetsToLL"}
-    assert small == {("ttree", "none"), ("parquet", "none"), ("ttree", "zstd-5"),
-                     ("parquet", "zstd-3")}
+    assert {f.cluster_size for f in measured(c)} == {1500}
     rp = read_plan(c)
 
     def readers_of(fmt: str, variant: str, n: int) -> list[str]:
         return file_readers(rp, spec(c, "DYJetsToLL", fmt, variant, n))
 
-    assert readers_of("ttree", "zstd-5", 500) == ["rdf"]
-    assert readers_of("parquet", "zstd-3", 1500) == ["pyarrow"]  # pair only
-    assert readers_of("ttree", "none", 1500) == ["rdf", "uproot"]  # both grids
-    assert ("DYJetsToLL", "parquet_bss", "zstd-3", 1500) in plan
-    assert ("DYJetsToLL", "parquet_bss", "zstd-3", 500) not in plan
+    assert readers_of("ttree", "none", 1500) == ["rdf", "uproot"]
     with pytest.raises(ConfigError, match="not read-measured"):
-        readers_of("parquet_bss", "zstd-3", 500)
+        readers_of("ttree", "zstd-5", 500)  # a pair side only
+    proofs = proof_plan(c)
+    assert proofs[spec(c, "DYJetsToLL", "ttree", "zstd-5", 500)] == ["rdf"]
+    assert proofs[spec(c, "DYJetsToLL", "parquet", "zstd-3", 1500)] == ["pyarrow"]
+    assert proofs[spec(c, "DYJetsToLL", "ttree", "none", 1500)] == ["rdf", "uproot"]
+    assert {f: r for f, r in proofs.items() if f in rp} == rp
+    jobs = pair_plan(c)
+    # samples x sizes x pairs x selections (ten, all)
+    assert len(jobs) == 2 * 2 * 2 * 2
+    assert {(j.ttree.variant, j.parquet.variant) for j in jobs} == {("none", "none"),
+                                                                    ("zstd-5", "zstd-3")}
 
 
 def test_real_file_samples_are_accepted(tmp_path: Path) -> None:

@@ -231,6 +231,7 @@ def test_shipped_configs_are_valid_and_estimated(name: str) -> None:
     est = resources.whole_study(c)
     assert est.files == len(study.files(c))
     assert est.measurements == len(study.read_plan(c))
+    assert est.pair_jobs == len(study.pair_plan(c))
     assert est.events == sum(s["n_events"] for s in c["samples"].values())
     assert est.disk_gb > 0
     assert est.cpu_hours > 0
@@ -273,7 +274,7 @@ def test_check_config_prints_the_estimate(capsys: pytest.CaptureFixture) -> None
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("test.yaml: valid; 2 samples")
     assert out[1].startswith("estimate: 3,000 events, 20 files to write (20 read-measured), "
-                             "disk up to ")
+                             "0 pair jobs, disk up to ")
     assert "memory peak" in out[1] and "core-hours" in out[1]
 
 

@@ -97,14 +97,32 @@ def test_slow_codecs_and_thread_sweeps_cost_more() -> None:
     assert two.timed_s == pytest.approx(2 * one.timed_s)
 
 
-def test_files_only_the_pairings_read_are_read_in_compare_modes() -> None:
+def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
+    """rounds x (both sides' start-ups) + (rounds + repeats) x (both sides' reads), the
+    repeats as the budget allows between min_repetitions and repetitions."""
     c = cfg.load(ROOT / "config" / "default.yaml")
-    plan = study.read_plan(c)
-    pair_only = next(f for f in plan if study.read_modes(c, f) == ["warm"])
-    job = cost.measure_job(c, pair_only, plan[pair_only])
-    c["compare"]["modes"] = ["cold", "warm"]
-    assert cost.measure_job(c, pair_only, plan[pair_only]).timed_s == pytest.approx(
-        2 * job.timed_s)
+    job = next(j for j in study.pair_plan(c) if j.selection == "ten")
+    s = study.pair_settings(c, job)
+    n = cost.sample_events(c, job.sample)
+    width = 10
+    reads = (cost.read_seconds("rdf", "ttree", n, width)
+             + cost.read_seconds("pyarrow", "parquet", n, width))
+    got = cost.pair_job(c, job)
+    assert got.start_s == pytest.approx(cost.FILE_OVERHEAD_DEFAULT_S + s["rounds"] * (
+        cost.START_S[("rdf", "ttree")] + cost.START_S[("pyarrow", "parquet")]))
+    assert got.timed_s == pytest.approx((s["rounds"] + cost.repetitions(reads, s)) * reads)
+    c["compare"]["rounds"] += 1
+    assert cost.pair_job(c, job).total_s > got.total_s
+
+
+def test_the_pair_jobs_are_in_the_studys_reads() -> None:
+    c = cfg.load(ROOT / "config" / "default.yaml")
+    b = cost.whole(c)
+    assert b.pair_s == pytest.approx(sum(cost.pair_job(c, j).total_s
+                                         for j in study.pair_plan(c)))
+    assert 0 < b.pair_s < b.read_s
+    c["compare"]["cluster_sizes"] = []
+    assert cost.whole(c).pair_s == 0
 
 
 def test_check_config_prints_the_paper_studys_cpu_hours(capsys: pytest.CaptureFixture) -> None:

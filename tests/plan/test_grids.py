@@ -1,5 +1,5 @@
 """The sub-grids a config can ask for: a long sample written only for the pairings at its own
-cluster sizes (2018's regime), reads on some samples only, and cache modes per sub-grid."""
+cluster sizes (2018's regime), reads on some samples only, pair jobs on others."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ def _config(**changes: object) -> dict:
     c["samples"]["Long"] = {"process": "DYJetsToLL", "n_events": 20000, "files": "pairs",
                             "cluster_sizes": [10000]}
     c["measure"]["samples"] = ["DYJetsToLL"]
-    c["compare"].update(samples=["DYJetsToLL", "Long"], cluster_sizes=[500, 10000],
-                        modes=["warm"])
+    c["compare"].update(samples=["DYJetsToLL", "Long"], cluster_sizes=[500, 10000])
     for key, value in changes.items():
         section, name = key.split("__")
         c[section][name] = value
@@ -37,16 +36,16 @@ def test_a_pairs_sample_has_only_the_pairings_files_at_its_own_sizes() -> None:
     assert others == {500, 1500}
 
 
-def test_reads_follow_the_sub_grids_and_their_modes() -> None:
+def test_reads_follow_the_sub_grids() -> None:
     c = _config()
     plan = study.read_plan(c)
-    assert {f.sample for f in plan} == {"DYJetsToLL", "Long"}  # TTJets: sizes only
-    for f, readers in plan.items():
-        if f.sample == "Long":  # compare-only: the compare readers, compare.modes
-            assert readers in (["rdf"], ["pyarrow"])
-            assert study.read_modes(c, f) == ["warm"]
-        else:  # the measure sub-grid: its readers, measure.modes
-            assert study.read_modes(c, f) == ["cold", "warm"]
+    assert {f.sample for f in plan} == {"DYJetsToLL"}  # TTJets: sizes only; Long: pairs only
+    assert study.read_modes(c) == ["cold", "warm"]
+    jobs = study.pair_plan(c)
+    assert {(j.sample, j.cluster_size) for j in jobs} == {("DYJetsToLL", 500), ("Long", 10000)}
+    assert all(j.ttree.cluster_size == j.parquet.cluster_size == j.cluster_size for j in jobs)
+    assert set(study.proof_plan(c)) >= {f for j in jobs for f in (j.ttree, j.parquet)}
+
 
 @pytest.mark.parametrize(("changes", "key"), [
     ({"measure__samples": ["Nope"]}, "measure.samples[0]"),

@@ -85,6 +85,7 @@ def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
     jobs += [("convert", f.wildcards) for f in study.files(config)]
     plan = study.read_plan(config)
     jobs += [("measure", f.wildcards) for f in plan]
+    jobs += [("pair", j.wildcards) for j in study.pair_plan(config)]
     jobs += [("tabulate", {})]
     for rule, wildcards in jobs:
         est = r.for_job(rule, config, wildcards, plan)
@@ -94,28 +95,40 @@ def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
 
 
 def test_a_measurement_is_sized_for_the_readers_the_read_plan_gives_its_file() -> None:
-    """A file read only for the ROOT / Parquet ratios runs its one compare reader, not every
-    reader of its format: its request is that of one reader."""
     from analysis.plan import study
 
     c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     c["measure"].update(cluster_sizes=[1500], readers={"ttree": ["rdf", "uproot", "ttreereader"]})
     c["samples"]["DYJetsToLL"]["n_events"] = 200_000  # above the runtime floor
-    c["compare"]["cluster_sizes"] = [500]
     c = cfg.validate(c)
     plan = study.read_plan(c)
-    compare_only = study.spec(c, "DYJetsToLL", "ttree", "zstd-5", 500)
-    both = study.spec(c, "DYJetsToLL", "ttree", "zstd-5", 1500)
-    assert study.file_readers(plan, compare_only) == ["rdf"]
-    assert len(study.file_readers(plan, both)) == 3
+    f = study.spec(c, "DYJetsToLL", "ttree", "zstd-5", 1500)
+    expected = r.measure(200_000, r.NANOAOD_BRANCHES,
+                         cost.measure_job(c, f, ["rdf", "uproot", "ttreereader"]).total_s)
+    assert r.for_job("measure", c, f.wildcards, plan) == expected
+    assert r.for_job("measure", c, f.wildcards) == expected  # plan computed
 
-    expected = [r.measure(200_000, r.NANOAOD_BRANCHES, cost.measure_job(c, f, readers).total_s)
-                for f, readers in ((compare_only, ["rdf"]),
-                                   (both, ["rdf", "uproot", "ttreereader"]))]
-    assert r.for_job("measure", c, compare_only.wildcards, plan) == expected[0]
-    assert r.for_job("measure", c, both.wildcards, plan) == expected[1]
-    assert r.for_job("measure", c, compare_only.wildcards) == expected[0]  # plan computed
-    assert expected[0].runtime < expected[1].runtime
+
+def test_a_pair_job_and_the_proofs_of_its_files_are_estimated() -> None:
+    """A pair job: two live workers, its rounds and repeats; a file only a pair reads is
+    written with its one pair reader's proof."""
+    from analysis.plan import study
+
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    c["samples"]["DYJetsToLL"]["n_events"] = 200_000
+    c["measure"]["cluster_sizes"] = [1500]
+    c["compare"].update(samples=["DYJetsToLL"], cluster_sizes=[500])
+    c = cfg.validate(c)
+    job = next(j for j in study.pair_plan(c) if j.selection == "all")
+    est = r.for_job("pair", c, job.wildcards)
+    assert est == r.pair(200_000, r.NANOAOD_BRANCHES, cost.pair_job(c, job).total_s)
+    assert est.mem_mb > r.measure(200_000, r.NANOAOD_BRANCHES, 0).mem_mb  # two processes
+    proofs = study.proof_plan(c)
+    assert proofs[job.ttree] == ["rdf"]
+    assert r.for_job("convert", c, job.ttree.wildcards, proof_plan=proofs) == r.for_job(
+        "convert", c, job.ttree.wildcards)
+    assert r.for_job("convert", c, job.ttree.wildcards).cpu_s > r.convert(
+        "ttree", "zstd-5", 200_000, 500, r.NANOAOD_BRANCHES).cpu_s  # the proof read
 
 
 def test_an_imported_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:

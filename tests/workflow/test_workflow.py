@@ -44,6 +44,8 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config["samples"]["imported"] = {"file": str(real_file(tmp, Path(config["model"])))}
     # a real and two synthetic samples, averaged together on purpose (tabulated apart else)
     config["tabulate"] = {"mix_kinds": True}
+    # the pairings timed as pairs on one sample at one size (test.yaml's brief pair settings)
+    config["compare"].update(samples=["DYJetsToLL"], cluster_sizes=[1500])
     (tmp / "config.yaml").write_text(yaml.safe_dump(config))
     proc = run_snakemake(tmp, "--configfile", str(tmp / "config.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -87,6 +89,23 @@ def test_readers_agreed_and_cold_reads_are_accounted(study: Path) -> None:
     assert (reads.repetitions >= 5).all()
     cold = reads[reads["mode"] == "cold"]
     assert cold.cold_verified.notna().all()
+
+
+def test_the_pairings_were_timed_as_pairs(study: Path) -> None:
+    """One pair record per pairing and selection, both sides proven at convert (so that each
+    first read was the first in its process)."""
+    records = sorted((study / "pairs").rglob("*.json"))
+    assert [str(p.relative_to(study / "pairs")) for p in records] == [
+        f"DYJetsToLL/{pair}/c1500/{sel}.json"
+        for pair in ("ttree-none.vs.parquet-none", "ttree-zstd-5.vs.parquet-zstd-3")
+        for sel in ("all", "ten")]
+    for p in records:
+        doc = json.loads(p.read_text())
+        assert doc["cluster_size"] == 1500 and doc["sample"] == "DYJetsToLL"
+        (sel,) = doc["selections"]
+        assert len(sel["rounds"]) == 1
+        assert {s: r["proven_by"] for s, r in sel["rounds"][0]["ready"].items()} == {
+            "ttree": "convert", "parquet": "convert"}
 
 
 def test_rerun_has_nothing_to_do(study: Path) -> None:

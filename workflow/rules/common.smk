@@ -61,3 +61,8 @@ def timing_threads(reader_threads):
     undefined under a batch executor.
     """
     return lambda wc: batch.measure_threads(workflow.resource_settings.cores, reader_threads)
+
+
+def pair_job(wc):
+    """The pair job (study.PairJob) a `pair` job's wildcards name."""
+    return study.pair_job_of(config, wc)

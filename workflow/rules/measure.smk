@@ -44,10 +44,6 @@ rule measure:
         "--timeout {params.timeout} --size-record {input.size_record:q} -o {output:q} > {log:q} 2>&1"
 
 
-def pair_job(wc):
-    return study.pair_job_of(config, wc)
-
-
 rule pair:
     input:
         ttree=lambda wc: paths.written(RESULTS, pair_job(wc).ttree),

@@ -1,0 +1,149 @@
+"""The pair jobs of a study: which pairings are timed where, their settings (overrides
+included), the spec the rule and ``hepfmt bench reproduce`` share, and the config rules."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis.cli import build_parser
+from analysis.errors import ConfigError
+from analysis.plan import commands, paths, study
+from analysis.plan import config as cfg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(**compare: object) -> dict:
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    c["compare"].update({"samples": ["DYJetsToLL"], "cluster_sizes": [500, 1500], **compare})
+    return c
+
+
+def _refused(c: dict) -> ConfigError:
+    with pytest.raises(ConfigError) as err:
+        cfg.validate(c)
+    return err.value
+
+
+def test_one_job_per_pairing_sample_size_and_selection() -> None:
+    c = cfg.validate(_config())
+    jobs = study.pair_plan(c)
+    assert {(j.cluster_size, study.pair_slug(j.pair), j.selection) for j in jobs[:4]} == {
+        (500, "ttree-none.vs.parquet-none", "ten"), (500, "ttree-none.vs.parquet-none", "all"),
+        (500, "ttree-zstd-5.vs.parquet-zstd-3", "ten"),
+        (500, "ttree-zstd-5.vs.parquet-zstd-3", "all")}
+    assert len(jobs) == len(set(jobs)) == 2 * 2 * 2
+    for j in jobs:
+        assert study.pair_job_of(c, j.wildcards) == j
+        assert paths.pair("r", j) == (f"r/pairs/DYJetsToLL/{study.pair_slug(j.pair)}/"
+                                      f"c{j.cluster_size}/{j.selection}.json")
+    assert paths.pair("r") == "r/pairs/{sample}/{pair}/c{cluster}/{selection}.json"
+    assert paths.log("r", "pair", jobs[0].wildcards).startswith("r/logs/pairs/DYJetsToLL/")
+
+
+def test_a_sample_is_paired_only_at_the_sizes_it_is_written_at() -> None:
+    c = _config(samples=["DYJetsToLL", "Long"])
+    c["samples"]["Long"] = {"process": "DYJetsToLL", "n_events": 3000, "files": "pairs",
+                            "cluster_sizes": [3000]}
+    c["compare"]["cluster_sizes"] = [1500, 3000]
+    jobs = study.pair_plan(cfg.validate(c))
+    assert {(j.sample, j.cluster_size) for j in jobs} == {("DYJetsToLL", 1500), ("Long", 3000)}
+
+
+def test_without_compare_cluster_sizes_there_are_no_pair_jobs() -> None:
+    c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    assert study.pair_plan(cfg.validate(c)) == []
+
+
+def test_overrides_apply_in_order_to_the_jobs_they_match() -> None:
+    c = cfg.validate(_config(rounds=2, overrides=[
+        {"cluster_sizes": [1500], "rounds": 1, "min_repetitions": 3, "repetitions": 4},
+        {"cluster_sizes": [1500], "selections": ["all"], "budget_s": 7, "repetitions": 3}]))
+    by = {(j.cluster_size, j.selection): study.pair_settings(c, j) for j in study.pair_plan(c)}
+    assert by[(500, "all")] == {"rounds": 2, "min_repetitions": 3, "repetitions": 3,
+                                "budget_s": 1, "precision": 0.05, "max_load": 1}
+    assert by[(1500, "ten")]["rounds"] == 1 and by[(1500, "ten")]["repetitions"] == 4
+    assert by[(1500, "all")] == {**by[(1500, "ten")], "budget_s": 7, "repetitions": 3}
+
+
+def test_the_defaults_of_the_pair_settings() -> None:
+    c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
+                      "cluster_sizes": [5], "formats": {"ttree": {"variants": ["none"]},
+                                                        "parquet": {"variants": ["none"]}}})
+    assert {k: c["compare"][k] for k in ("rounds", "repetitions", "min_repetitions",
+                                         "budget_s", "precision", "max_load", "overrides")} == {
+        "rounds": 3, "repetitions": 20, "min_repetitions": 6, "budget_s": 60,
+        "precision": 0.05, "max_load": 0.25, "overrides": []}
+
+
+def test_the_default_study_reads_its_slowest_pairs_briefly() -> None:
+    c = cfg.load(ROOT / "config" / "default.yaml")
+    slow = [j for j in study.pair_plan(c) if j.cluster_size == 100_000]
+    assert slow and {j.sample for j in slow} == {"DYJetsToLL_100k"}
+    for j in slow:
+        s = study.pair_settings(c, j)
+        assert (s["rounds"], s["repetitions"]) == ((1, 3) if j.selection == "all" else (3, 20))
+
+
+@pytest.mark.parametrize(("compare", "key"), [
+    ({"min_repetitions": 8, "repetitions": 7}, "compare.min_repetitions"),
+    ({"min_repetitions": 2}, "compare.min_repetitions"),
+    ({"rounds": 0}, "compare.rounds"),
+    ({"max_load": 0}, "compare.max_load"),
+    ({"max_load": 1.5}, "compare.max_load"),
+    ({"budget_s": 0}, "compare.budget_s"),
+    ({"overrides": [{"rounds": 1}]}, "compare.overrides[0]"),
+    ({"overrides": [{"cluster_sizes": [777]}]}, "compare.overrides[0].cluster_sizes[0]"),
+    ({"overrides": [{"selections": ["ten", "nope"]}]}, "compare.overrides[0].selections[1]"),
+    ({"overrides": [{"selections": ["all"], "repetitions": 5},
+                    {"cluster_sizes": [500], "min_repetitions": 6}]},
+     "compare.overrides[1].min_repetitions"),
+    ({"overrides": [{"selections": ["all"], "nope": 1}]}, "compare.overrides[0]"),
+])
+def test_pair_settings_are_refused_naming_the_key(compare: dict, key: str) -> None:
+    assert _refused(_config(**compare)).key == key
+
+
+def test_two_pairings_of_the_same_files_are_refused() -> None:
+    c = _config()
+    c["compare"]["pairs"].append({"ttree": "zstd-5", "parquet": "zstd-3", "label": "again"})
+    err = _refused(c)
+    assert err.key == "compare.pairs[2]" and "ttree-zstd-5.vs.parquet-zstd-3" in str(err)
+
+
+def test_a_selection_name_that_cannot_name_a_file_is_refused_with_pair_jobs() -> None:
+    c = _config()
+    c["measure"]["selections"] = {"a/b": ["MET_pt"]}
+    assert _refused(c).key == "measure.selections.a/b"
+    c["compare"].update(cluster_sizes=[], samples=[])  # no pair record to name
+    cfg.validate(c)
+
+
+def test_the_spec_of_a_job_and_its_command_line() -> None:
+    c = cfg.validate(_config(overrides=[{"selections": ["all"], "budget_s": 9}]))
+    job = next(j for j in study.pair_plan(c) if j.selection == "all" and j.cluster_size == 500
+               and j.ttree.variant == "zstd-5")
+    spec = commands.pair_spec(c, job)
+    assert spec.label == "zstd" and spec.cluster_size == 500
+    assert spec.source == paths.source(c["results"], "DYJetsToLL")
+    assert spec.ttree.path == paths.written(c["results"], job.ttree)
+    assert spec.parquet.size_record == paths.size(c["results"], job.parquet)
+    assert (spec.ttree.reader, spec.parquet.reader) == ("rdf", "pyarrow")
+    assert (spec.rounds, spec.min_repetitions, spec.max_repetitions, spec.budget_s) == (
+        1, 3, 3, 9)
+    assert spec.threads == 1 and spec.file_events == 1_000_000
+    assert len(spec.selections["all"]) > 100  # "*": every branch of the model's schema
+
+    a = build_parser().parse_args(["pair", *shlex.split(commands.pair_arguments(spec)),
+                                   "-o", "out.json"])
+    assert (a.label, a.cluster_size, a.rounds, a.repetitions, a.min_repetitions) == (
+        "zstd", 500, 1, 3, 3)
+    assert (a.budget_s, a.max_load, a.precision, a.threads) == (9, 1, 0.05, 1)
+    assert (a.ttree, a.ttree_format, a.ttree_name, a.ttree_variant, a.ttree_reader) == (
+        spec.ttree.path, "ttree", "ttree", "zstd-5", "rdf")
+    assert a.parquet_size_record == spec.parquet.size_record
+    assert [(n, list(s)) for n, s in a.selection] == [("all", spec.selections["all"])]
