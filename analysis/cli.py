@@ -322,7 +322,7 @@ def cmd_tabulate(a: argparse.Namespace) -> None:
     from analysis.report import plan_record
     from analysis.report.tables import tabulate
 
-    tabulate(plan_record.load(a.plan), a.sizes, a.reads, a.output, a.provenance)
+    tabulate(plan_record.load(a.plan), a.sizes, a.reads, a.output, a.provenance, a.pairs)
 
 
 def cmd_figure(a: argparse.Namespace) -> None:
@@ -786,6 +786,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     t.add_argument("--sizes", nargs="+", required=True, help="size records from convert")
     t.add_argument("--reads", nargs="*", default=[], help="read measurements from measure")
+    t.add_argument("--pairs", nargs="*", default=[],
+                   help="paired ROOT / Parquet measurements from pair (the ratios' reads)")
     t.add_argument("-o", "--output", required=True, help="output directory for tables")
     t.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
     t.set_defaults(func=cmd_tabulate)

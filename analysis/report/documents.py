@@ -9,6 +9,7 @@ versions, machine and config made its numbers.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
@@ -22,6 +23,27 @@ from analysis.provenance import batch_summary, collect, describe_batch, describe
 Section = tuple[str, "pd.DataFrame | str"]
 
 
+def cpus_of(provs: Iterable[dict]) -> list[str]:
+    """The CPU models measurements ran on, each once, in the order met: a timing means nothing
+    without the CPU that made it, and a table of two machines' timings names both."""
+    return list(dict.fromkeys(str(p.get("machine", {}).get("cpu", "unknown CPU"))
+                              for p in provs))
+
+
+def provenance_cpus(prov: dict) -> list[str]:
+    """The CPU models of a tabulation's measurements (:func:`merged_provenance`); a provenance
+    from before that list names its one machine's."""
+    return list(prov.get("cpus") or cpus_of([prov]))
+
+
+def measured_on(cpus: Sequence[str]) -> str:
+    """``measured on AMD EPYC 7763``; several CPUs are all named."""
+    if not cpus:
+        return ""
+    return "measured on " + (cpus[0] if len(cpus) == 1 else
+                             f"{len(cpus)} CPUs: " + "; ".join(cpus))
+
+
 def provenance_lines(prov: dict, counts: str | None = None) -> list[str]:
     """The provenance block every table carries; ``counts`` replaces the read study's line on
     what was measured and what the spread means (for other studies' tables)."""
@@ -32,7 +54,9 @@ def provenance_lines(prov: dict, counts: str | None = None) -> list[str]:
         counts = (f"{prov.get('n_files', '?')} files; "
                   f"{prov.get('n_read_measurements', 0)} read measurements of "
                   f"{prov.get('repetitions', '?')} timed repetitions each (after one untimed "
-                  "read); spread = std over samples of per-sample medians")
+                  "read); spread = std over samples of per-sample medians"
+                  + (f"; {prov['n_pair_measurements']} paired ROOT / Parquet measurements"
+                     if prov.get("n_pair_measurements") else ""))
     return [
         f"generated: {prov['date']} by hepfmt {prov.get('hepfmt_commit', '')}",
         "versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)),
@@ -65,6 +89,7 @@ def merged_provenance(config: dict, out: Path, provs: list[dict], n_sizes: int,
     prov["tabulated_with"] = {"versions": prov["versions"], "machine": prov["machine"]}
     prov["versions"] = json.loads(versions[0])
     prov["machine"] = json.loads(machines[0])
+    prov["cpus"] = cpus_of(provs)
     prov["filesystem"] = json.loads(filesystems[0])
     prov["mixed"] = [k for k, v in (("versions", versions), ("machine", machines),
                                     ("filesystem", filesystems)) if len(v) > 1]
@@ -83,12 +108,18 @@ def write_csv(df: pd.DataFrame, path: Path, prov_lines: list[str]) -> None:
         df.to_csv(f, index=False)
 
 
-def write_doc(title: str, sections: list[Section], path: Path, prov_lines: list[str]) -> None:
+def write_doc(title: str, sections: list[Section], path: Path, prov_lines: list[str],
+              cpus: Sequence[str] = ()) -> None:
     """One table document twice: ``path`` (``.md``, for the repository and terminals) and its
-    ``.html`` twin (shown inline by ``snakemake --report``; a CSV there is only a download)."""
+    ``.html`` twin (shown inline by ``snakemake --report``; a CSV there is only a download).
+    Every table's heading names ``cpus``, the CPU models its numbers were measured on, so that
+    a table copied out alone still says which machine it describes."""
     md = [f"# {title}", ""]
     html = [f"<h1>{escape(title)}</h1>"]
+    on = measured_on(cpus)
     for heading, body in sections:
+        if on and isinstance(body, pd.DataFrame):
+            heading = f"{heading} ({on})"
         md += [f"## {heading}", ""]
         html.append(f"<h2>{escape(heading)}</h2>")
         if isinstance(body, pd.DataFrame):

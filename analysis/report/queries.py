@@ -160,6 +160,7 @@ def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str
     t = query_table(plan, rows) if not rows.empty else pd.DataFrame()
     write_csv(with_labels(plan, t), out / "queries.csv", lines)
     write_doc("Analysis queries (IRIS-HEP ADL benchmark tasks): events/s per task, format "
-              "and engine", query_sections(plan, t, rows), out / "queries.md", lines)
+              "and engine", query_sections(plan, t, rows), out / "queries.md", lines,
+              prov["cpus"])
     write_json(provenance_path or out / "queries-provenance.json", prov)
     return prov

@@ -26,17 +26,29 @@ def _num(value: float, digits: int = 3) -> str:
     return "" if pd.isna(value) else f"{value:.{digits}g}"
 
 
-def _interval(value: float, lo: float, hi: float, coverage: float, digits: int = 3) -> str:
+#: The coverage an interval is taken to have unless its cell says otherwise.
+FULL_COVERAGE = 0.95
+
+
+def below_full(coverage: float) -> bool:
+    """Whether an interval's coverage must be printed beside it (below 95%)."""
+    return pd.notna(coverage) and coverage < FULL_COVERAGE - 1e-9
+
+
+def _interval(value: float, lo: float, hi: float, coverage: float, digits: int = 3,
+              n: float | None = None, unit: str = "pairs") -> str:
     """``1.32 [1.10, 1.55]``: a value and its interval, with the interval's coverage when it
-    is below 95% (a read of fewer than 6 repetitions), so a narrow bracket is never read as
-    sharper than it is."""
+    is below 95% (fewer than 6 repetitions or pairs), and then how many ``n`` it rests on
+    (``0.30 [0.27, 0.36] (75%, 3 pairs)``), so a narrow bracket is never read as sharper than
+    it is."""
     if pd.isna(value):
         return ""
     cell = _num(value, digits)
     if pd.notna(lo) and pd.notna(hi):
         cell += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
-        if pd.notna(coverage) and coverage < 0.95 - 1e-9:
-            cell += f" ({coverage:.0%})"
+        if below_full(coverage):
+            many = f", {int(n)} {unit}" if n is not None and pd.notna(n) else ""
+            cell += f" ({coverage:.0%}{many})"
     return cell
 
 
@@ -103,9 +115,10 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
     for (sel, mode), d in rt.groupby(["selection", "mode"], sort=False):
         d = d.sort_values(index)
         table = d[index].assign(**{
-            "median (s) [95% interval]": [
-                _interval(*v, 4) for v in zip(d.median_s_mean, d.median_lo_s, d.median_hi_s,
-                                              d.median_coverage, strict=True)],
+            "median (s) [interval]": [
+                _interval(*v[:4], 4, v[4], "repetitions") for v in zip(
+                    d.median_s_mean, d.median_lo_s, d.median_hi_s, d.median_coverage,
+                    d.repetitions, strict=True)],
             "time to first event (s)": d.time_to_first_event_s.map(_num),
             "steady events/s": d.events_per_s_steady.map(_num),
             "steady MB/s (compressed)": d.mb_per_s_steady_compressed.map(_num),
@@ -113,7 +126,8 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
             "throughput from": d.throughput_method + d.fit_poor.map(
                 lambda p: " (poor fit)" if p is True else "")})
         sections.append((f"Parts of a read, selection '{sel}', {mode} cache: median time with "
-                         "its interval (over samples: the mean of each bound), time to the "
+                         "its interval (95% unless a coverage is given; over samples: the mean "
+                         "of each bound), time to the "
                          "first event (open + set-up), steady throughput", table))
     return sections
 
@@ -158,10 +172,12 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
              d)]
 
 
-def _lead_cells(rows: pd.DataFrame, suffix: str) -> list[str]:
-    """One quantity's ratio cells, its columns named with ``suffix``."""
-    cols = (f"{c}{suffix}" for c in ("ratio_mean", "ratio_lo", "ratio_hi", "coverage"))
-    return [_interval(*v, 3) for v in zip(*(rows[c] for c in cols), strict=True)]
+def _ratio_cells(rows: pd.DataFrame, suffix: str = "") -> list[str]:
+    """One quantity's ratio cells, its columns named with ``suffix``: the interval's coverage
+    and pairs given wherever it is below 95%."""
+    cols = (f"{c}{suffix}" for c in ("ratio_mean", "ratio_lo", "ratio_hi", "coverage",
+                                     "n_pairs"))
+    return [_interval(*v[:4], 3, v[4]) for v in zip(*(rows[c] for c in cols), strict=True)]
 
 
 def _method(ttree: str, parquet: str) -> str:
@@ -170,33 +186,51 @@ def _method(ttree: str, parquet: str) -> str:
     return ttree if ttree == parquet else f"ROOT: {ttree}; Parquet: {parquet}"
 
 
+#: What ``read`` means, said under every table that has it.
+READS_MEANING = ("read: first = the first read in a fresh process (one per round), repeats = "
+                 "the reads after it in the same process")
+#: How a ratio's interval is printed, said in the headings of the tables that print one.
+INTERVALS_MEANING = ("intervals 95% unless a coverage is given in brackets, with the pairs it "
+                     "rests on")
+
+
 def _lead_section(ratios: pd.DataFrame) -> list[Section]:
-    """The table a user acts on: per pairing, selection and cluster size the steady throughput
-    ratio and the whole-file time ratio at the stated file length, each with its interval,
-    how many repetitions and how the throughputs and intervals were found."""
-    keys = ["pair", "selection", "cluster_size", "mode", "threads"]
+    """The table a user acts on: per pairing, selection, kind of read and cluster size the
+    steady throughput ratio and the whole-file time ratio at the stated file length, each with
+    its interval, how many pairs (and how many discarded for load) and how the throughputs and
+    intervals were found."""
+    keys = ["pair", "selection", "read", "cluster_size", "mode", "threads"]
     tp = ratios[ratios.quantity == "throughput"]
     ft = ratios[ratios.quantity == "file_time"]
     if tp.empty or ft.empty:
         return []
     n = int(ft.file_events.dropna().iloc[0]) if ft.file_events.notna().any() else None
     m = tp.merge(ft, on=keys, suffixes=("", "_file")).sort_values(keys, kind="stable")
-    table = pd.DataFrame({"pair": m.pair, "selection": m.selection,
+    table = pd.DataFrame({"pair": m.pair, "selection": m.selection, "read": m.read,
                           "cluster size": m.cluster_size})
     for col in ("mode", "threads"):
         if m[col].nunique() > 1:
             table[col] = m[col]
     file_time = f"whole-file time at {n:,} events" if n else "whole-file time"
-    table["throughput ROOT / Parquet [95%]"] = _lead_cells(m, "")
-    table[f"{file_time}, ROOT / Parquet [95%]"] = _lead_cells(m, "_file")
-    table["repetitions (ROOT+Parquet)"] = m.n_repetitions
+    table["throughput ROOT / Parquet [interval]"] = _ratio_cells(m)
+    table[f"{file_time}, ROOT / Parquet [interval]"] = _ratio_cells(m, "_file")
+    table["pairs"] = m.n_pairs
+    table["discarded (load)"] = m.discarded
     table["interval"] = m.interval_method
     table["throughput from"] = [_method(a, b) for a, b in zip(
         m.throughput_method_ttree, m.throughput_method_parquet, strict=True)]
     return [("ROOT / Parquet: steady throughput (> 1: ROOT reads faster once reading) and "
-             f"{file_time} (open + set-up + events at the steady rate; < 1: ROOT faster), "
-             "95% intervals (their coverage in brackets where lower); empty: a side's "
-             "throughput could not be separated from its set-up", table.reset_index(drop=True))]
+             f"{file_time} (open + set-up + events at the steady rate; < 1: ROOT faster); "
+             f"{READS_MEANING}; {INTERVALS_MEANING}; empty: a side's throughput could not be "
+             "separated from its set-up (one chunk)", table.reset_index(drop=True))]
+
+
+def _ratio_pivot(d: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+    """Ratios with their intervals, one column per cluster size."""
+    p = d.assign(cell=_ratio_cells(d)).pivot_table(index=index, columns="cluster_size",
+                                                  values="cell", aggfunc="first")
+    p.columns = [str(c) for c in p.columns]
+    return p.reset_index().fillna("")
 
 
 def ratio_sections(ratios: pd.DataFrame) -> list[Section]:
@@ -210,9 +244,43 @@ def ratio_sections(ratios: pd.DataFrame) -> list[Section]:
     for (sel, mode, threads), d in r.groupby(["selection", "mode", "threads"]):
         th = f", {threads} threads" if r.threads.nunique() > 1 else ""
         sections.append((f"ROOT rate / Parquet rate (whole read, set-up included), selection "
-                         f"'{sel}', {mode} cache{th}",
-                         _pivot(d, ["pair"], "cluster_size", "ratio_mean", "ratio_std", 2)))
+                         f"'{sel}', {mode} cache{th}; {INTERVALS_MEANING}",
+                         _ratio_pivot(d, ["pair", "read"])))
     return sections
+
+
+def pair_sections(pairs: pd.DataFrame) -> list[Section]:
+    """Per selection, each side of every pairing as the pair measured it: what the ratios are
+    the ratios of."""
+    if pairs.empty:
+        return [("No paired measurements", "No ROOT / Parquet pairing was measured as a pair "
+                                           "('hepfmt pair').")]
+    out: list[Section] = []
+    for sel, d in pairs.groupby("selection", sort=False):
+        table = pd.DataFrame({"pair": d.pair, "cluster size": d.cluster_size})
+        if pairs.threads.nunique() > 1:
+            table["threads"] = d.threads
+        table = table.assign(**{
+            "read": d.read,
+            "file": d.get("label", d.format) + " " + d.variant,
+            "reader": d.reader,
+            "time (s) [interval]": [_interval(*v[:4], 4, v[4]) for v in zip(
+                d.median_s, d.lo_s, d.hi_s, d.coverage, d.n_pairs, strict=True)],
+            "events/s": d.events_per_s.map(_num),
+            "open (s)": d.open_s.map(_num),
+            "set-up (s)": d.setup_s.map(_num),
+            "steady events/s": d.events_per_s_steady.map(_num),
+            "CPU (s)": d.cpu_s.map(_num),
+            "minor faults": d.minflt.map(lambda v: "" if pd.isna(v) else f"{v:.0f}"),
+            "read's own peak (MB)": d.read_peak_mb.map(
+                lambda v: "" if pd.isna(v) else f"{v:.0f}")})
+        if pairs.n_samples.max() > 1:
+            table["samples"] = d.n_samples
+        out.append((f"Selection '{sel}': each side's time (median over the pairs; "
+                    f"{INTERVALS_MEANING}), its parts (open, set-up, steady rate), CPU, minor "
+                    "page faults and the read's own peak memory above its process's resident "
+                    f"set; {READS_MEANING}", table.reset_index(drop=True)))
+    return out
 
 
 def per_kind(make: Callable[..., list[Section]], *tables: pd.DataFrame) -> list[Section]:

@@ -60,6 +60,14 @@ def message(title: str, text: str) -> Figure:
     return fig
 
 
+def with_title_line(fig: Figure, line: str) -> Figure:
+    """``fig`` with ``line`` under its title (as its title, if it has none)."""
+    if line:
+        title = fig.get_suptitle()
+        fig.suptitle(f"{title}\n{line}" if title else line, fontsize="medium")
+    return fig
+
+
 def figure_legend(fig: Figure, axes: np.ndarray, extra: dict[str, object] | None = None,
                   **kw: object) -> None:
     """One legend for all panels, in drawing order, beside them (below, it would cover the

@@ -6,11 +6,17 @@
   median of the repetitions; across samples mean ± std), with MB/s and events/s, and the parts
   of a read: open, set-up (time to the first event) and steady throughput, each saying how it
   was found (:func:`steady_throughput`);
-* ``ratios``: ROOT / Parquet ratios per pairing, cluster size, selection and mode: size, rate
-  (whole read), steady throughput and whole-file time at ``compare.file_events`` events (taken
-  per sample, then averaged), with a 95% interval (from the repetitions for one sample, over
-  samples for several), the reader of each side and whether both sides' cold reads were
-  verified cold;
+* ``ratios``: ROOT / Parquet ratios per pairing, cluster size, selection and threads: size
+  (from the size records), and from paired measurements only (``hepfmt pair``: both files read
+  in one measurement, so that the ratio is never taken between two jobs minutes apart) rate
+  (whole read), steady throughput and whole-file time at ``compare.file_events`` events, each for
+  the first read in a fresh process and for the repeated reads apart (``read``); per sample the
+  median of per-pair ratios with its order-statistic interval and the coverage its pairs give,
+  over samples the mean with a Student-t interval; the reader of each side, the pairs kept and
+  discarded for load;
+* ``pairs``: each side of every paired measurement, first read and repeats apart: its time with
+  interval, events/s, open, set-up, steady events/s, CPU, minor page faults, the read's own peak
+  memory;
 * ``repetitions``: every timed repetition, for anyone who wants other statistics;
 * ``groups``: compressed bytes per event of each branch group;
 * ``formats``: one row per format × variant × reader at the largest measured cluster size:
@@ -37,44 +43,46 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import records
+from analysis import paired, records
 from analysis.atomic import write_json
 from analysis.errors import InputError
 from analysis.report import plan_record, sections
-from analysis.report.documents import merged_provenance, provenance_lines, write_csv, write_doc
-from analysis.report.grid import widest_read_cluster_size
-from analysis.stats import (
-    fit_fixed_cost,
-    median_interval,
-    parts,
-    parts_of,
-    ratio_interval,
-    samples_interval,
+from analysis.report.documents import (
+    cpus_of,
+    merged_provenance,
+    provenance_lines,
+    write_csv,
+    write_doc,
 )
+from analysis.report.grid import widest_read_cluster_size
+from analysis.stats import fit_fixed_cost, median_interval, parts_of, samples_interval
 
 KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
-RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "mode", "threads",
+#: ``read``: ``first`` (the first read in a fresh process, one per round) or ``repeats`` (the
+#: reads after it, pooled); empty for size.
+RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "read", "mode", "threads",
               "cluster_size"]
 #: What a ratio row says beyond its value: the reader of each side, and whether a cold ratio's
-#: reads were all verified cold (empty for size and warm ratios).
-RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified"]
-#: A ratio row's value and how sure it is: ``ratio_mean`` is the value (the mean over samples),
-#: [``ratio_lo``, ``ratio_hi``] its interval of at least ``coverage``, found as
-#: ``interval_method`` says; ``n_repetitions`` ROOT's + Parquet's per sample; ``file_events`` the
-#: file length a ``file_time`` ratio is stated at; how each side's throughput was found.
+#: reads were all verified cold (empty for size and warm ratios: paired reads are warm), and the
+#: CPU models the row was measured on.
+RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified", "cpu"]
+#: A ratio row's value and how sure it is: ``ratio_mean`` is the value (one sample: the paired
+#: median; several: the mean over samples), [``ratio_lo``, ``ratio_hi``] its interval of at
+#: least ``coverage``, found as ``interval_method`` says; ``n_pairs`` the kept pairs (several
+#: samples: the fewest of any), ``discarded`` the pairs discarded for load and
+#: ``worst_other_cpu_share`` the most of the CPUs other processes took during any scan;
+#: ``file_events`` the file length a ``file_time`` ratio is stated at; how each side's
+#: throughput was found. The quantities are :data:`analysis.paired.QUANTITIES`.
 RATIO_COLUMNS = [*RATIO_KEYS, "ratio_mean", "ratio_std", "n_samples", "ratio_lo", "ratio_hi",
-                 "coverage", "interval_method", "n_repetitions", "file_events",
-                 "throughput_method_ttree", "throughput_method_parquet", *RATIO_EXTRA]
-#: The read ratios, each from per-repetition values of both sides: (values, whether the ratio
-#: is Parquet's over ROOT's). ``rate`` = Parquet time / ROOT time (> 1: ROOT faster);
-#: ``throughput`` = ROOT steady events/s / Parquet's (> 1: ROOT faster); ``file_time`` = ROOT
-#: whole-file time / Parquet's at ``file_events`` events (< 1: ROOT faster).
-READ_QUANTITIES = {"rate": ("rep_wall", True), "throughput": ("rep_rate", False),
-                   "file_time": ("rep_file_time", False)}
+                 "coverage", "interval_method", "n_pairs", "discarded",
+                 "worst_other_cpu_share", "file_events", "throughput_method_ttree",
+                 "throughput_method_parquet", *RATIO_EXTRA]
+#: The throughput method of a read whose own chunks separate its set-up from its rate.
+OWN_CHUNKS = "chunks after the first"
 
-#: What makes two reads the same read of different files: a one-chunk read is fitted with, or
-#: borrows its set-up from, reads that agree on these.
+#: What makes two reads the same read of different files: a one-chunk read is fitted with reads
+#: that agree on these.
 SAME_READ = ["format", "variant", "reader", "threads", "selection", "mode"]
 #: A fit over file lengths whose RMS residual exceeds this share of the mean time is poor.
 FIT_TOLERANCE = 0.05
@@ -103,6 +111,7 @@ def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
         groups[f"zip_bytes:{rest}"] = doc["file_bytes"] - sum(groups.values())
         rows.append({**{k: doc[k] for k in _BASE if k != "provenance"},
                      "adapter": doc.get("adapter", doc["format"]),
+                     "cpu": cpus_of([doc["provenance"]])[0],
                      "file_bytes": doc["file_bytes"], "naive_bytes": doc["naive_bytes"],
                      "normalized_size": doc["normalized_size"],
                      "normalized_size_no_triggers": doc.get("normalized_size_no_triggers"),
@@ -121,16 +130,8 @@ def _read_defaults(reps: list[dict]) -> dict:
             "median_coverage": ci.get("coverage"), "n_repetitions": len(reps)}
 
 
-def _repetition_parts(reps: list[dict]) -> list[dict]:
-    """Each repetition's wall time and own parts: what the ratios' intervals are taken over."""
-    return [{"wall_s": r["wall_s"],
-             **parts(r.get("opened_s"), [tuple(c) for c in r.get("chunks") or []])}
-            for r in reps]
-
-
 def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
-    """One row per (file, reader, selection, mode), and one per timed repetition. A read row
-    keeps its repetitions' parts (``rep_parts``, never written out) for the ratios."""
+    """One row per (file, reader, selection, mode), and one per timed repetition."""
     reads, reps, provs = [], [], []
     for p in paths:
         doc = records.load(p, (*_BASE, "reads"))
@@ -138,8 +139,7 @@ def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame,
         base["adapter"] = doc.get("adapter", doc["format"])
         for r in doc["reads"]:
             reads.append({**base, **_read_defaults(r["repetitions"]),
-                          **{k: v for k, v in r.items() if k != "repetitions"},
-                          "rep_parts": _repetition_parts(r["repetitions"])})
+                          **{k: v for k, v in r.items() if k != "repetitions"}})
             for i, rep in enumerate(r["repetitions"]):
                 reps.append({**base, **{k: r[k] for k in ("reader", "threads", "selection",
                                                           "mode")},
@@ -198,22 +198,21 @@ def any_flag(x: pd.Series) -> bool | None:
 
 def steady_throughput(reads: pd.DataFrame) -> pd.DataFrame:
     """Every read's steady throughput and set-up, each saying how it was found
-    (``throughput_method``): a one-chunk read is never silently given one.
+    (``throughput_method``): a one-chunk read is never silently given one, and never one taken
+    from another file (another file's set-up is another layout's, or another sample's, and
+    says nothing certain of this read's).
 
-    A read of several chunks has both from its own marks (:func:`timing.parts`). A read of one
-    chunk cannot separate them, so, in this order: (a) if the same read at the same cluster
-    size was timed on files of two or more lengths, from a straight line through (events,
-    median time) (:func:`timing.fit_fixed_cost`, ``fit_residual_s``; ``fit_poor`` when the
-    residual exceeds 5% of the mean time, or when two lengths leave the line untested);
-    (b) else with the set-up (open + set-up) of the same read where its own marks separate it
-    (this sample first, then the largest cluster size), the rest of the time being reading;
-    (c) else none: "not separable". ``one_chunk_setup_s`` is the set-up (a) or (b) chose, from
-    which the ratios take each repetition's rate; ``open_s`` stays the read's own.
+    A read of several chunks has both from its own marks (:func:`analysis.stats.parts`). A read
+    of one chunk cannot separate them: (a) if the same read at the same cluster size was timed
+    on files of two or more lengths, from a straight line through (events, median time)
+    (:func:`analysis.stats.fit_fixed_cost`, ``fit_residual_s``; ``fit_poor`` when the residual
+    exceeds 5% of the mean time, or when two lengths leave the line untested); (b) else none:
+    the record's "not separable: one chunk" stands. ``open_s`` stays the read's own.
     """
-    out = reads.assign(fit_residual_s=np.nan, fit_poor=None, one_chunk_setup_s=np.nan)
+    out = reads.assign(fit_residual_s=np.nan, fit_poor=None)
     own = out.events_per_s_steady.notna()
     for i in out.index[~own]:
-        for col, value in _one_chunk(out.loc[i], out, own).items():
+        for col, value in _one_chunk(out.loc[i], out).items():
             out.at[i, col] = value
     out["time_to_first_event_s"] = out.open_s.fillna(0.0) + out.setup_s
     rate = out.events_per_s_steady / out.n_events / 1e6
@@ -226,25 +225,14 @@ def steady_throughput(reads: pd.DataFrame) -> pd.DataFrame:
 
 def _resolved(reads: pd.DataFrame) -> pd.DataFrame:
     """``reads`` with :func:`steady_throughput`'s columns (once)."""
-    return reads if reads.empty or "one_chunk_setup_s" in reads else steady_throughput(reads)
+    return reads if reads.empty or "fit_poor" in reads else steady_throughput(reads)
 
 
-def _one_chunk(read: pd.Series, reads: pd.DataFrame, separable: pd.Series) -> dict:
-    """What (a), (b) or (c) of :func:`steady_throughput` finds for one read: the columns to
-    set (none for (c): the record's "not separable" stands)."""
+def _one_chunk(read: pd.Series, reads: pd.DataFrame) -> dict:
+    """What (a) of :func:`steady_throughput` finds for one read: the columns to set (none
+    without files of several lengths: the record's "not separable" stands)."""
     same = reads[reads[SAME_READ].eq(read[SAME_READ]).all(axis=1)]
-    fitted = _fit_lengths(read, same[same.cluster_size == read.cluster_size])
-    if fitted is not None:
-        return fitted
-    donors = same[separable.loc[same.index]]
-    return _borrow_setup(read, _donor(read, donors)) if not donors.empty else {}
-
-
-def _with_setup(read: pd.Series, setup: float) -> dict:
-    """A one-chunk read's set-up columns given its whole set-up (open + set-up), the open
-    being its own where marked."""
-    opened = read.open_s if pd.notna(read.open_s) else 0.0
-    return {"setup_s": setup - opened, "one_chunk_setup_s": setup}
+    return _fit_lengths(read, same[same.cluster_size == read.cluster_size]) or {}
 
 
 def _fit_lengths(read: pd.Series, peers: pd.DataFrame) -> dict | None:
@@ -263,29 +251,9 @@ def _fit_lengths(read: pd.Series, peers: pd.DataFrame) -> dict | None:
     if not math.isfinite(fit["events_per_s"]):
         return {**out, "throughput_method": method + ": time does not grow with the length, "
                 "no throughput"}
-    return {**out, **_with_setup(read, fit["fixed_s"]), "throughput_method": method,
+    opened = read.open_s if pd.notna(read.open_s) else 0.0
+    return {**out, "setup_s": fit["fixed_s"] - opened, "throughput_method": method,
             "events_per_s_steady": fit["events_per_s"]}
-
-
-def _donor(read: pd.Series, donors: pd.DataFrame) -> pd.Series:
-    """The separable read whose set-up a one-chunk read takes: of its own sample first (the
-    same file content), then of the largest cluster size (the nearest layout)."""
-    ranked = donors.assign(other=donors["sample"] != read["sample"]).sort_values(
-        ["other", "cluster_size", "sample"], ascending=[True, False, True])
-    return ranked.iloc[0]
-
-
-def _borrow_setup(read: pd.Series, donor: pd.Series) -> dict:
-    """(b): the donor's open + set-up, the rest of this read's median time being reading."""
-    setup = (donor.open_s if pd.notna(donor.open_s) else 0.0) + donor.setup_s
-    where = f"cluster size {int(donor.cluster_size)}" + (
-        "" if donor["sample"] == read["sample"] else f" of sample {donor['sample']}")
-    reading = read.median_s - setup
-    if reading <= 0:
-        return {"throughput_method": f"not separable: one chunk, and the set-up from {where} "
-                                     f"({setup:.3g} s) is not shorter than this read"}
-    return {**_with_setup(read, setup), "events_per_s_steady": read.n_events / reading,
-            "throughput_method": f"set-up from {where} (one chunk here)"}
 
 
 # ---- tables ------------------------------------------------------------------------------------
@@ -325,89 +293,82 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     return t.merge(extra, on=READ_KEYS)
 
 
-def _side(df: pd.DataFrame, side: dict, by_reader: bool) -> pd.DataFrame:
-    """The rows of one side of a pairing: its format and variant (and reader, for reads)."""
-    keep = (df.format == side["format"]) & (df.variant == side["variant"])
-    if by_reader:
-        keep &= df.reader == side["reader"]
-    return df[keep]
+# ---- ROOT / Parquet: sizes from the size records, reads from paired measurements only --------
+
+#: What a paired measurement (``hepfmt pair``) must hold to be tabulated.
+_PAIR_BASE = ("pair", "sample", "process", "cluster_size", "threads", "n_events", "sides",
+              "selections", "provenance")
+#: The cache mode of every paired read: the page cache is warm (the digest check read the files
+#: just before), only the process is fresh or not (``read``).
+PAIRED_MODE = "warm"
 
 
-def _values(parts: list[dict], key: str) -> np.ndarray:
-    return np.array([np.nan if p[key] is None else p[key] for p in parts], dtype=float)
+def _throughput_method(side: dict) -> str:
+    """How one side's steady rate was found: from its own chunks, or not at all (a pair's
+    throughput is never another file's)."""
+    if side["events_per_s_steady"] is not None:
+        return OWN_CHUNKS
+    return "not separable: one chunk" if side["chunks"] <= 1 else \
+        "not separable in every scan"
 
 
-def repetition_values(read: pd.Series, file_events: int) -> dict[str, np.ndarray]:
-    """Per repetition of one read (resolved by :func:`steady_throughput`): its wall time, its
-    steady events/s and the whole-file time T(N) = open + set-up + N / rate of an N =
-    ``file_events`` file. A separable read's rate is each repetition's own; a one-chunk read's
-    is the rest of each repetition's time after the set-up chosen for it; a read with no
-    throughput has none (empty)."""
-    wall = _values(read.rep_parts, "wall_s")
-    if pd.notna(read.one_chunk_setup_s):
-        setup = np.full(wall.shape, read.one_chunk_setup_s)
-        rate = read.n_events / (wall - setup)
-    elif pd.notna(read.events_per_s_steady):
-        rate = _values(read.rep_parts, "events_per_s_steady")
-        setup = np.nan_to_num(_values(read.rep_parts, "open_s")) + \
-            _values(read.rep_parts, "setup_s")
-    else:
-        setup = rate = np.array([])
-    rate = np.where(np.isfinite(rate) & (rate > 0), rate, np.nan)
-    return {"rep_wall": wall, "rep_rate": rate, "rep_file_time": setup + file_events / rate}
+def _pair_rows(doc: dict, file_events: int) -> tuple[list[dict], list[dict]]:
+    """One paired measurement's per-sample ratio rows (:func:`analysis.paired.ratio_rows`,
+    whole-file time at the study's ``file_events``) and side rows
+    (:func:`analysis.paired.side_rows`), each naming the CPU it was measured on."""
+    cpu = cpus_of([doc["provenance"]])[0]
+    sides = [{**r, "cpu": cpu} for r in paired.side_rows(doc)]
+    method = {(r["selection"], r["read"], r["side"]): _throughput_method(r) for r in sides}
+    variants = {s: doc["sides"][s]["variant"] for s in paired.SIDES}
+    ratios = [{**r, **variants, "mode": PAIRED_MODE, "cpu": cpu,
+               **{f"throughput_method_{s}": method[r["selection"], r["read"], s]
+                  for s in paired.SIDES}}
+              for r in paired.ratio_rows(doc, file_events)]
+    return ratios, sides
 
 
-def _with_repetition_values(reads: pd.DataFrame, file_events: int) -> pd.DataFrame:
-    values = [repetition_values(r, file_events) for _, r in reads.iterrows()]
-    return reads.assign(**{k: [v[k] for v in values] for k in ("rep_wall", "rep_rate",
-                                                               "rep_file_time")})
+def load_pairs(paths: Iterable[str | Path],
+               file_events: int) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """Per-sample ratio rows and side rows of every paired measurement (:func:`_pair_rows`),
+    and their provenances."""
+    ratios, sides, provs = [], [], []
+    for p in paths:
+        doc = records.load(p, _PAIR_BASE, "paired measurement (from 'hepfmt pair')")
+        try:
+            r, s = _pair_rows(doc, file_events)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise InputError(p, f"not a complete paired measurement ({exc!r})") from exc
+        ratios += r
+        sides += s
+        provs.append(doc["provenance"])
+    return pd.DataFrame(ratios), pd.DataFrame(sides), provs
 
 
-def _read_ratio(quantity: str, x: pd.Series) -> dict:
-    """One sample's ratio of ``quantity`` for one merged ROOT (``_r``) / Parquet (``_p``) row."""
-    col, inverted = READ_QUANTITIES[quantity]
-    root, parquet = x[f"{col}_r"], x[f"{col}_p"]
-    return {"quantity": quantity,
-            **(ratio_interval(parquet, root) if inverted else ratio_interval(root, parquet)),
-            "n_repetitions": f"{len(x.rep_wall_r)}+{len(x.rep_wall_p)}"}
+def _side(df: pd.DataFrame, side: dict) -> pd.DataFrame:
+    """The size rows of one side of a pairing: its format and variant."""
+    return df[(df.format == side["format"]) & (df.variant == side["variant"])]
 
 
-def _ratio_rows(pair: dict, sizes: pd.DataFrame, reads: pd.DataFrame,
-                file_events: int) -> list[dict]:
-    """One pairing's per-sample ratios: sizes at every cluster size, then (if reads were
-    measured) each of :data:`READ_QUANTITIES` at every cluster size, thread count, selection
-    and cache mode."""
-    base = {"pair": pair["label"], "ttree": pair["ttree"]["variant"],
-            "parquet": pair["parquet"]["variant"]}
-    m = _side(sizes, pair["ttree"], False).merge(_side(sizes, pair["parquet"], False),
-                                                 on=["sample", "cluster_size"],
-                                                 suffixes=("_r", "_p"))
-    rows = [{**base, "cluster_size": x.cluster_size, "sample": x["sample"], "quantity": "size",
-             "selection": "", "mode": "", "threads": 0,
-             "ratio": x.file_bytes_r / x.file_bytes_p} for _, x in m.iterrows()]
-    if reads.empty:
-        return rows
-    m = _side(reads, pair["ttree"], True).merge(
-        _side(reads, pair["parquet"], True),
-        on=["sample", "cluster_size", "threads", "selection", "mode"], suffixes=("_r", "_p"))
-    for _, x in m.iterrows():
-        common = {**base, "cluster_size": x.cluster_size, "sample": x["sample"],
-                  "selection": x.selection, "mode": x["mode"], "threads": x.threads,
-                  "ttree_reader": pair["ttree"]["reader"],
-                  "parquet_reader": pair["parquet"]["reader"],
-                  "throughput_method_ttree": x.throughput_method_r,
-                  "throughput_method_parquet": x.throughput_method_p,
-                  "cold_verified": all_verified(pd.Series([x.cold_verified_r,
-                                                           x.cold_verified_p]))}
-        rows += [{**common, **_read_ratio(q, x),
-                  "file_events": file_events if q == "file_time" else None}
-                 for q in READ_QUANTITIES]
-    return rows
+def _size_rows(pair: dict, sizes: pd.DataFrame) -> list[dict]:
+    """One pairing's per-sample size ratios at every cluster size."""
+    m = _side(sizes, pair["ttree"]).merge(_side(sizes, pair["parquet"]),
+                                         on=["sample", "cluster_size"], suffixes=("_r", "_p"))
+    return [{"pair": pair["label"], "ttree": pair["ttree"]["variant"],
+             "parquet": pair["parquet"]["variant"], "cluster_size": x.cluster_size,
+             "sample": x["sample"], "quantity": "size", "selection": "", "read": "",
+             "mode": "", "threads": 0, "ratio": x.file_bytes_r / x.file_bytes_p,
+             "cpu": joined(pd.Series([x.cpu_r, x.cpu_p]))}
+            for _, x in m.iterrows()]
+
+
+def _first(g: pd.DataFrame, col: str) -> object:
+    return g[col].dropna().iloc[0] if g[col].notna().any() else None
 
 
 def _over_samples(g: pd.DataFrame) -> dict:
-    """One ratio row from its per-sample ratios: with one sample, its value and interval from
-    the repetitions; with several, their mean and its Student-t interval over samples."""
+    """One ratio row from its per-sample ratios: with one sample, its paired median and the
+    interval over its pairs; with several, their mean and its Student-t interval over samples
+    (the samples' content differs, so the spread is theirs, not only timing noise)."""
     ok = g[g.ratio.notna()]
     k = len(ok)
     out = {"ratio_mean": ok.ratio.mean() if k else np.nan,
@@ -416,31 +377,68 @@ def _over_samples(g: pd.DataFrame) -> dict:
            "interval_method": ""}
     if k == 1 and pd.notna(ok.ratio_lo.iloc[0]):
         out.update(ratio_lo=ok.ratio_lo.iloc[0], ratio_hi=ok.ratio_hi.iloc[0],
-                   coverage=ok.coverage.iloc[0], interval_method="repetitions (1 sample)")
+                   coverage=ok.coverage.iloc[0],
+                   interval_method=f"{ok.interval_method.iloc[0]} (1 sample)")
     elif k > 1:
         _, lo, hi = samples_interval(ok.ratio)
         out.update(ratio_lo=lo, ratio_hi=hi, coverage=0.95,
                    interval_method=f"samples (t, n={k})")
-    first = {c: g[c].dropna().iloc[0] if g[c].notna().any() else None
-             for c in ("ttree_reader", "parquet_reader", "file_events")}
-    return {**out, **first, "n_repetitions": joined(g.n_repetitions),
+    return {**out, **{c: _first(g, c) for c in ("ttree_reader", "parquet_reader",
+                                                "file_events")},
+            "n_pairs": g.n_pairs.min(), "discarded": g.discarded.sum(min_count=1),
+            "worst_other_cpu_share": g.worst_other_cpu_share.max(),
             "throughput_method_ttree": joined(g.throughput_method_ttree),
             "throughput_method_parquet": joined(g.throughput_method_parquet),
-            "cold_verified": all_verified(g.cold_verified)}
+            "cold_verified": all_verified(g.cold_verified), "cpu": joined(g.cpu)}
 
 
-def ratio_table(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> pd.DataFrame:
-    """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × mode
-    × threads × cluster size; ``file_time`` at the plan's ``file_events``."""
-    n = plan_record.file_events(plan)
-    reads = _with_repetition_values(_resolved(reads), n) if not reads.empty else reads
-    rows = [r for pair in plan["pairs"] for r in _ratio_rows(pair, sizes, reads, n)]
-    if not rows:
+def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> pd.DataFrame:
+    """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × read
+    × threads × cluster size: sizes from the size records, reads from the paired measurements'
+    per-sample rows (:func:`load_pairs`) only."""
+    size_rows = pd.DataFrame([r for pair in plan["pairs"] for r in _size_rows(pair, sizes)])
+    df = pd.concat([d for d in (size_rows, pair_ratios) if not d.empty], ignore_index=True) \
+        if not (size_rows.empty and pair_ratios.empty) else pd.DataFrame()
+    if df.empty:
         return pd.DataFrame(columns=RATIO_COLUMNS)
-    df = pd.DataFrame(rows).reindex(columns=[*RATIO_COLUMNS, "sample", "ratio"])
+    df = df.reindex(columns=[*RATIO_COLUMNS, "sample", "ratio"])
     out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g)}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
-    return pd.DataFrame(out, columns=RATIO_COLUMNS).astype({"file_events": "Int64"})
+    return pd.DataFrame(out, columns=RATIO_COLUMNS).astype(
+        {"file_events": "Int64", "n_pairs": "Int64", "discarded": "Int64"})
+
+
+#: One row of the ``pairs`` table: a side's read of one paired measurement.
+PAIR_SIDE_KEYS = ["pair", "cluster_size", "selection", "threads", "read", "side"]
+#: Its figures: per sample the record's (time: the median over the pairs with its
+#: order-statistic interval; the parts, CPU and faults: medians; memory: the read's own peak
+#: above the process's resident set before its first read, the most over the reads); over
+#: samples the mean of each (of each bound of the interval, with the smallest coverage and the
+#: fewest pairs), memory and other processes' CPU share the most.
+PAIR_COLUMNS = [*PAIR_SIDE_KEYS, "format", "variant", "reader", "median_s", "lo_s", "hi_s",
+                "coverage", "n_pairs", "n_samples", "events_per_s", "open_s", "setup_s",
+                "events_per_s_steady", "cpu_s", "minflt", "read_peak_mb",
+                "other_cpu_share_max", "cpu"]
+
+
+def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
+    """Each side of every paired measurement, first read and repeats apart (:data:`PAIR_COLUMNS`):
+    the same scans its ratios are taken from, so a ratio can be read against both sides."""
+    if sides.empty:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    mean = {c: (c, "mean") for c in ("median_s", "lo_s", "hi_s", "events_per_s", "open_s",
+                                     "setup_s", "events_per_s_steady", "cpu_s", "minflt")}
+    d = sides.assign(**{c: pd.to_numeric(sides[c]) for c in mean})
+    t = d.groupby(PAIR_SIDE_KEYS, sort=False).agg(
+        format=("format", "first"), variant=("variant", "first"), reader=("reader", "first"),
+        coverage=("coverage", "min"), n_pairs=("n", "min"), n_samples=("sample", "nunique"),
+        read_peak_mb=("read_peak_rss_bytes", lambda x: x.max() / 2**20),
+        other_cpu_share_max=("other_cpu_share_max", "max"), cpu=("cpu", joined),
+        **mean).reset_index()
+    order = {"side": list(paired.SIDES), "read": list(paired.READS)}
+    t = t.sort_values(PAIR_SIDE_KEYS, kind="stable",
+                      key=lambda c: c.map(order[c.name].index) if c.name in order else c)
+    return t[PAIR_COLUMNS].reset_index(drop=True)
 
 
 #: The parts of a warm read that ``formats`` shows per selection, as ``<selection>_warm_<part>``:
@@ -513,67 +511,93 @@ def sample_table(sizes: pd.DataFrame) -> pd.DataFrame:
             .sort_values([*KEYS, "sample"]).reset_index(drop=True))
 
 
-def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> dict[str, pd.DataFrame]:
+#: The tables :func:`summaries` makes, in the order they are written.
+SUMMARIES = ("size", "groups", "reads", "ratios", "pairs", "formats")
+
+
+def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame, pair_ratios: pd.DataFrame,
+               pair_sides: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The tables that average over samples."""
     st = size_table(sizes)
     reads = _resolved(reads)  # once, within the samples averaged together
     rt = read_table(reads) if not reads.empty else pd.DataFrame()
     return {"size": st, "groups": group_table(sizes), "reads": rt,
-            "ratios": ratio_table(plan, sizes, reads), "formats": format_table(st, rt)}
+            "ratios": ratio_table(plan, sizes, pair_ratios), "pairs": pair_table(pair_sides),
+            "formats": format_table(st, rt)}
 
 
-def summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def _of_kind(df: pd.DataFrame, kind: str) -> pd.DataFrame:
+    return df[kind_of(df.process) == kind] if not df.empty else df
+
+
+def summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame,
+              pair_ratios: pd.DataFrame | None = None,
+              pair_sides: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """:func:`_summaries` over every sample, or, for a study of real and synthetic samples that
-    does not ask to mix them, over each kind apart, a ``kind`` column first."""
+    does not ask to mix them, over each kind apart, a ``kind`` column first. ``pair_ratios``
+    and ``pair_sides``: :func:`load_pairs`' rows (none: no read ratios)."""
+    rows = [reads, *(d if d is not None else pd.DataFrame() for d in (pair_ratios, pair_sides))]
     kinds = kind_of(sizes.process)
     if plan_record.mix_kinds(plan) or kinds.nunique() < 2:
-        return _summaries(plan, sizes, reads)
-    read_kinds = kind_of(reads.process) if not reads.empty else pd.Series(dtype=str)
+        return _summaries(plan, sizes, *rows)
     parts: dict[str, list[pd.DataFrame]] = {}
     for kind in KINDS:
-        mine = _summaries(plan, sizes[kinds == kind],
-                          reads[read_kinds == kind] if not reads.empty else reads)
+        mine = _summaries(plan, sizes[kinds == kind], *(_of_kind(d, kind) for d in rows))
         for name, df in mine.items():
             if not df.empty:
                 parts.setdefault(name, []).append(df.assign(kind=kind))
     return {name: (pd.concat(parts[name], ignore_index=True)[
                 ["kind", *(c for c in parts[name][0].columns if c != "kind")]]
                    if name in parts else pd.DataFrame())
-            for name in ("size", "groups", "reads", "ratios", "formats")}
+            for name in SUMMARIES}
 
 
 def tabulate(plan: dict, size_files: Iterable[str | Path], read_files: Iterable[str | Path],
-             out_dir: str | Path, provenance_path: str | Path | None = None) -> dict:
-    """Every table of the study from its size records and read measurements, as CSV and (five
-    of them) as Markdown + HTML documents; returns the provenance it wrote."""
+             out_dir: str | Path, provenance_path: str | Path | None = None,
+             pair_files: Iterable[str | Path] = ()) -> dict:
+    """Every table of the study from its size records, read measurements and paired
+    measurements (the ratios' reads), as CSV and (six of them) as Markdown + HTML documents,
+    each heading naming the CPU the numbers were measured on; returns the provenance it
+    wrote."""
     out = Path(out_dir)
     sizes, size_provs = load_sizes(size_files)
     if sizes.empty:
         raise InputError(out, "no size records to tabulate")
     reads, reps, read_provs = load_reads(read_files)
-    prov = merged_provenance(plan["config"], out, size_provs + read_provs, len(sizes), reads)
+    pair_ratios, pair_sides, pair_provs = load_pairs(pair_files, plan_record.file_events(plan))
+    prov = merged_provenance(plan["config"], out, size_provs + read_provs + pair_provs,
+                             len(sizes), reads)
+    prov["n_pair_measurements"] = len(pair_provs)
     lines = provenance_lines(prov)
 
-    t = summaries(plan, sizes, reads)
-    st, gt, rt, ratios, ft = (t[n] for n in ("size", "groups", "reads", "ratios", "formats"))
+    t = summaries(plan, sizes, reads, pair_ratios, pair_sides)
     samples = sample_table(sizes)
-    for name, df in (("size", st), ("groups", gt), ("reads", rt), ("ratios", ratios),
-                     ("repetitions", reps), ("formats", ft), ("samples", samples)):
+    for name, df in (*t.items(), ("repetitions", reps), ("samples", samples)):
         write_csv(with_labels(plan, df), out / f"{name}.csv", lines)
 
-    write_doc("Normalized size (file bytes / naive bytes)",
-              sections.per_kind(sections.size_sections, st, gt), out / "size.md", lines)
-    write_doc("Read time (per sample: median of repetitions; mean ± std over samples)",
-              sections.per_kind(sections.read_sections, rt), out / "reads.md", lines)
-    write_doc("ROOT / Parquet ratios (per sample, then mean ± std over samples)",
-              sections.per_kind(sections.ratio_sections, ratios), out / "ratios.md", lines)
-    write_doc("Formats side by side",
-              sections.per_kind(sections.format_sections, with_labels(plan, ft)),
-              out / "formats.md", lines)
-    write_doc("Samples one by one (normalized size: file bytes / naive bytes)",
-              sections.sample_sections(with_labels(plan, samples),
-                                       plan_record.resolved(plan)),
-              out / "samples.md", lines)
+    size_cpus = cpus_of(size_provs)
+    read_cpus = cpus_of(read_provs) or size_cpus
+    docs = (
+        ("size", "Normalized size (file bytes / naive bytes)",
+         sections.per_kind(sections.size_sections, t["size"], t["groups"]), size_cpus),
+        ("reads", "Read time (per sample: median of repetitions; mean ± std over samples)",
+         sections.per_kind(sections.read_sections, t["reads"]), read_cpus),
+        ("ratios", "ROOT / Parquet ratios (reads: paired measurements, both files in one; per "
+                   "sample the median of per-pair ratios, over samples the mean)",
+         sections.per_kind(sections.ratio_sections, t["ratios"]),
+         cpus_of(size_provs + pair_provs)),
+        ("pairs", "Paired reads: each side of every ROOT / Parquet pairing, first read and "
+                  "repeats apart",
+         sections.per_kind(sections.pair_sections, with_labels(plan, t["pairs"])),
+         cpus_of(pair_provs)),
+        ("formats", "Formats side by side",
+         sections.per_kind(sections.format_sections, with_labels(plan, t["formats"])),
+         read_cpus),
+        ("samples", "Samples one by one (normalized size: file bytes / naive bytes)",
+         sections.sample_sections(with_labels(plan, samples), plan_record.resolved(plan)),
+         size_cpus))
+    for name, title, body, cpus in docs:
+        write_doc(title, body, out / f"{name}.md", lines, cpus)
     write_json(provenance_path or out / "provenance.json", prov)
     return prov
 
@@ -713,7 +737,6 @@ def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: s
     write_doc("Reads on storage profiles: time, requests and bytes, the cost model beside "
               "the measurement", sections.storage_sections(storage_means(t), ratios,
                                                  t[t["status"] == "skipped"]),
-              out / "storage.md",
-              lines)
+              out / "storage.md", lines, prov["cpus"])
     write_json(provenance_path or out / "storage-provenance.json", prov)
     return prov

@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paired_records import record, with_selections
+from paired_records import write as write_pair
 
 from analysis.cli import main
 from analysis.plan import study as grid
 from analysis.plan.config import validate
-from analysis.plan.record import record
+from analysis.plan.record import record as plan_of
 from analysis.report import figures, plan_record
 from analysis.report.figures import axes, inputs, memory, ratios, tradeoff
 from analysis.report.style import provenance_footer
@@ -104,6 +106,15 @@ def _read(reader: str, rank: int, threads: int, sel: str, mode: str, seconds: fl
             "baseline_rss_bytes": 150 * 2**20, "repetitions": reps}
 
 
+def _seconds(spec: grid.FileSpec, n_events: int, i_sample: int, branches: object,
+             rank: int = 0, mode: str = "warm", threads: int = 1) -> float:
+    """A read's made-up median time."""
+    share = 1.0 if branches == "*" else 0.1
+    algo = spec.variant.split("+")[0].split("-")[0]
+    return (n_events * 1e-4 * share * (1 + rank) * ALGO_TIME[algo] * ADAPTER_TIME[spec.adapter]
+            * (1 + 0.05 * i_sample) * (1.3 if mode == "cold" else 1.0) / threads ** 0.5)
+
+
 def _read_record(config: dict, spec: grid.FileSpec, n_events: int, i_sample: int,
                  unverified: set[str], marked: bool) -> dict:
     reads = []
@@ -112,18 +123,60 @@ def _read_record(config: dict, spec: grid.FileSpec, n_events: int, i_sample: int
              for threads in grid.thread_counts(config)]
     for rank, reader, threads in grid_:
         for sel, branches in config["measure"]["selections"].items():
-            share = 1.0 if branches == "*" else 0.1
             for mode in config["measure"]["modes"]:
-                algo = spec.variant.split("+")[0].split("-")[0]
-                t = (n_events * 1e-4 * share * (1 + rank) * ALGO_TIME[algo]
-                     * ADAPTER_TIME[spec.adapter] * (1 + 0.05 * i_sample)
-                     * (1.3 if mode == "cold" else 1.0) / threads ** 0.5)
+                t = _seconds(spec, n_events, i_sample, branches, rank, mode, threads)
                 verified = spec.sample not in unverified if mode == "cold" else None
                 reads.append(_read(reader, rank, threads, sel, mode, t, verified, n_events,
                                    spec.cluster_size if marked else None))
     return {**{k: v for k, v in _size_record(spec, n_events, i_sample).items()
                if k in ("sample", "process", "format", "adapter", "variant", "cluster_size",
                         "n_events", "provenance")}, "reads": reads}
+
+
+def _parts(seconds: float, n_events: int) -> tuple[float, float, float]:
+    """(open, set-up, steady rate) of a scan of ``seconds``, in the shares :func:`_marks`
+    gives."""
+    return (OPEN_SHARE * seconds, SETUP_SHARE * seconds,
+            n_events / ((1 - OPEN_SHARE - SETUP_SHARE) * seconds))
+
+
+def _pair_record(config: dict, pair: dict, sides: tuple[grid.FileSpec, grid.FileSpec],
+                 n_events: int, i_sample: int) -> dict:
+    """A pairing's paired measurement of one sample at one cluster size: three rounds of a
+    first pair and two repeat pairs, ROOT's and Parquet's times spread apart (SPREAD)."""
+    docs = []
+    for sel, branches in config["measure"]["selections"].items():
+        root, parquet = (_seconds(s, n_events, i_sample, branches) for s in sides)
+
+        def scans(i: int, root: float = root, parquet: float = parquet) -> tuple:
+            return (_parts(root * SPREAD[i], n_events), _parts(parquet * SPREAD[-1 - i],
+                                                               n_events))
+
+        docs.append(record([scans(i) for i in (0, 2, 4)], [[scans(1), scans(3)]] * 3,
+                           pair=pair["label"], sample=sides[0].sample,
+                           cluster=sides[0].cluster_size, n_events=n_events,
+                           variants=(pair["ttree"]["variant"], pair["parquet"]["variant"]),
+                           readers=(pair["ttree"]["reader"], pair["parquet"]["reader"]),
+                           selections=[sel], provenance=PROV))
+    return with_selections(docs)
+
+
+def _pair_records(config: dict, plan: dict, out: Path, real: set[str]) -> list[Path]:
+    """The plan's pairings measured as pairs wherever both sides' files are read-measured."""
+    measured = {(s.sample, s.format, s.variant, s.cluster_size): s for s in grid.measured(config)}
+    samples = list(config["samples"])
+    paths = []
+    for pair in plan["pairs"]:
+        for sample, n in ((s, c) for s in samples for c in config["cluster_sizes"]):
+            sides = tuple(measured.get((sample, pair[k]["format"], pair[k]["variant"], n))
+                          for k in ("ttree", "parquet"))
+            if None in sides:
+                continue
+            doc = _pair_record(config, pair, sides, config["samples"][sample]["n_events"],
+                               samples.index(sample))
+            paths.append(write_pair(out, {**doc, "process": "real"} if sample in real
+                                    else doc))
+    return paths
 
 
 def _write(path: Path, doc: dict, real: set[str]) -> Path:
@@ -152,8 +205,10 @@ def synthetic_study(config: dict, tmp: Path, unverified: set[str] = frozenset(),
                             _read_record(config, spec, n, samples.index(spec.sample),
                                          unverified, marked), real))
     tables = tmp / "tables"
-    (tmp / "plan.json").write_text(json.dumps(record(config), indent=1, sort_keys=True))
-    tabulate(plan_record.load(tmp / "plan.json"), sizes, reads, tables, tmp / "provenance.json")
+    (tmp / "plan.json").write_text(json.dumps(plan_of(config), indent=1, sort_keys=True))
+    plan = plan_record.load(tmp / "plan.json")
+    tabulate(plan, sizes, reads, tables, tmp / "provenance.json",
+             _pair_records(config, plan, records / "pairs", real))
     return tmp
 
 
@@ -245,7 +300,7 @@ def test_unverified_legend_entry_is_drawn(study: Path) -> None:
     inp = inputs.load_inputs("ratios", study / "tables", study / "provenance.json",
                              study / "plan.json")
     fig, _ = ratios.draw(inp)
-    assert axes.UNVERIFIED in _legend_labels(fig)
+    assert axes.UNVERIFIED not in _legend_labels(fig)  # paired reads are warm: none unverified
     inp = inputs.load_inputs("memory", study / "tables", study / "provenance.json",
                              study / "plan.json")
     fig, _ = memory.draw(inp)
@@ -282,9 +337,11 @@ def test_ratios_show_throughput_and_whole_file_time_with_intervals(study: Path) 
     fig, notes = ratios.draw(inp)
     assert _ylabels(fig) == {"steady throughput, ROOT / Parquet",
                              "whole-file time at 1,000,000 events, ROOT / Parquet"}
-    assert any("95% intervals from samples (t, n=2)" in n for n in notes)
-    # cluster size 1000 is one chunk of these 1000-event files: its set-up is borrowed, and said
-    assert any("set-up from cluster size 100 (one chunk here)" in n for n in notes)
+    assert "error bars: 95% intervals; from samples (t, n=2)" in notes
+    # cluster size 1000 is one chunk of these 1000-event files: no throughput, and it is said
+    assert "throughput not from the read's own chunks: not separable: one chunk" in notes
+    assert any("ratios not drawn" in n for n in notes)
+    assert "error bars: 95% intervals" in fig.get_suptitle()
     table = inp.tables["ratios"]
     bars = ratios.error_bars(table[table.quantity == "throughput"])
     assert bars.shape[0] == 2 and (bars >= 0).all()
@@ -294,6 +351,11 @@ def test_records_from_before_the_parts_still_give_every_figure(tmp_path: Path) -
     s = synthetic_study(study_config(), tmp_path / "study", marked=False)
     written = draw_all(s, tmp_path / "out")
     assert all(p.stat().st_size > 0 for paths in written.values() for p in paths)
+    # a ratios table from before throughput, whole-file time and paired reads
+    path = s / "tables" / "ratios.csv"
+    old = pd.read_csv(path, comment="#")
+    old = old[old.quantity.isin(["size", "rate"]) & (old.read.fillna("repeats") == "repeats")]
+    old.drop(columns=["read", "ratio_lo", "ratio_hi", "coverage"]).to_csv(path, index=False)
     inp = inputs.load_inputs("ratios", s / "tables", s / "provenance.json", s / "plan.json")
     fig, notes = ratios.draw(inp)
     assert _ylabels(fig) == {"ROOT rate / Parquet rate"}  # no throughput: the 2018 figure

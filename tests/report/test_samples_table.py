@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from paired_records import record, write
 
 from analysis.report.tables import tabulate
 
@@ -59,9 +60,22 @@ def _records(tmp: Path) -> tuple[list[Path], list[Path]]:
     return sizes, reads
 
 
+def _pairs(tmp: Path) -> list[Path]:
+    """Each sample's pair record, each side read in as many seconds as its file has kB: the
+    ratio of times is the ratio of sizes."""
+    out = []
+    for sample, (process, by_format) in SAMPLES.items():
+        root, parquet = ((0.0, 0.0, 100 / (by_format[f] / 1000)) for f in ("ttree", "parquet"))
+        doc = record([(root, parquet)] * 3, [[(root, parquet)] * 2] * 3, sample=sample,
+                     process=process, cluster=100, n_events=100, selections=["ten"],
+                     provenance=PROV)
+        out.append(write(tmp, doc))
+    return out
+
+
 def _tables(tmp: Path, mix_kinds: bool = False) -> Path:
     sizes, reads = _records(tmp)
-    tabulate(_plan(mix_kinds), sizes, reads, tmp / "tables")
+    tabulate(_plan(mix_kinds), sizes, reads, tmp / "tables", pair_files=_pairs(tmp))
     return tmp / "tables"
 
 
@@ -92,9 +106,13 @@ def test_kinds_are_not_averaged_together(tmp_path: Path) -> None:
     assert st.loc[("real", "ttree"), "n_samples"] == 1
     assert st.loc[("synthetic", "ttree"), "normalized_size_mean"] == pytest.approx(1.7)
     assert st.loc[("synthetic", "ttree"), "n_samples"] == 2
-    r = _csv(tables / "ratios.csv").set_index(["kind", "quantity"])
-    assert r.loc[("real", "size"), "ratio_mean"] == pytest.approx(1.4)
-    assert r.loc[("synthetic", "rate"), "ratio_mean"] == pytest.approx((1 / 1.6 + 1.2 / 1.8) / 2)
+    r = _csv(tables / "ratios.csv").set_index(["kind", "quantity", "read"])
+    assert r.loc[("real", "size"), "ratio_mean"].item() == pytest.approx(1.4)
+    for read in ("first", "repeats"):
+        assert r.loc[("synthetic", "rate", read), "ratio_mean"] == pytest.approx(
+            (1 / 1.6 + 1.2 / 1.8) / 2)
+        assert r.loc[("real", "rate", read), "ratio_mean"] == pytest.approx(1 / 1.4)
+    assert set(_csv(tables / "pairs.csv").kind) == {"real", "synthetic"}
     rt = _csv(tables / "reads.csv")
     assert set(rt.kind) == {"real", "synthetic"} and list(rt.columns[:2]) == ["kind", "format"]
     assert set(_csv(tables / "formats.csv").kind) == {"real", "synthetic"}

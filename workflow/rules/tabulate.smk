@@ -1,7 +1,7 @@
 # Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance.
 
 # the tables that are also documents (Markdown + HTML, analysis.report.documents.write_doc)
-TABLE_DOCS = ("size", "reads", "ratios", "formats", "samples")
+TABLE_DOCS = ("size", "reads", "ratios", "pairs", "formats", "samples")
 
 
 rule resolved_config:
@@ -50,7 +50,10 @@ rule tabulate:
                 category="Tables",
                 subcategory="Read and size study, CSV",
             )
-            for t in ("size", "reads", "ratios", "formats", "samples", "groups", "repetitions")
+            for t in (
+                "size", "reads", "ratios", "pairs", "formats", "samples", "groups",
+                "repetitions",
+            )
         ]
         + [
             report(

@@ -7,10 +7,11 @@ provenance (a footer from ``provenance.json``). Orders, labels and selections co
 record, never from re-planning the config.
 
 Families (:data:`FAMILIES`), one module each: ``size`` (normalised size vs cluster size per codec
-family), ``ratios`` (ROOT / Parquet read-rate ratio vs cluster size), ``tradeoff`` (size vs read
-time with the Pareto front), ``groups`` (compressed bytes per event by branch group) and
-``memory`` (peak memory per reader); by their own targets ``queries`` (events/s per analysis
-task) and ``storage`` (reads per storage profile, the cost model beside them).
+family), ``ratios`` (ROOT / Parquet ratios vs cluster size, from paired measurements),
+``tradeoff`` (size vs read time with the Pareto front), ``groups`` (compressed bytes per event
+by branch group) and ``memory`` (peak memory per reader); by their own targets ``queries``
+(events/s per analysis task) and ``storage`` (reads per storage profile, the cost model beside
+them). Every figure's title names the CPUs its numbers were measured on.
 
 This module is the registry, and imports neither matplotlib nor pandas: the Snakefile reads it
 at parse time for the families' names and files; drawing modules load on first use.
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError
-from analysis.report.style import provenance_footer, render
+from analysis.report.style import provenance_footer, render, with_title_line
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -43,8 +44,13 @@ class Family:
     target: str = "all"
 
     def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
-        """The family's figure and the notes for its footer."""
-        return importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
+        """The family's figure, its title naming the CPUs its numbers were measured on (a
+        timing means nothing without the machine), and the notes for its footer."""
+        from analysis.report.documents import measured_on, provenance_cpus  # pandas: not at
+        # parse time
+
+        fig, notes = importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
+        return with_title_line(fig, measured_on(provenance_cpus(inputs.provenance))), notes
 
 
 FAMILIES = {f.name: f for f in (

@@ -40,11 +40,13 @@ def points(ax, x, y, yerr, color: str, marker: str, linestyle: str, label: str,
     ax.plot([], [], color=color, linestyle=linestyle, marker=marker, markersize=5, label=label)
 
 
-def legend(fig: Figure, axes: np.ndarray, flag_unverified: bool) -> None:
-    """The figure's one legend, naming the hollow marks if any were drawn."""
-    extra = {UNVERIFIED: Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
-                                markeredgecolor="black", label=UNVERIFIED)}
-    figure_legend(fig, axes, extra if flag_unverified else None)
+def legend(fig: Figure, axes: np.ndarray, flag_unverified: bool,
+           extra: dict[str, object] | None = None) -> None:
+    """The figure's one legend, naming the hollow marks if any were drawn, and ``extra``
+    entries no line carries (label -> handle)."""
+    hollow = {UNVERIFIED: Line2D([], [], linestyle="none", marker="o", markerfacecolor="white",
+                                 markeredgecolor="black", label=UNVERIFIED)}
+    figure_legend(fig, axes, {**(extra or {}), **(hollow if flag_unverified else {})} or None)
 
 
 def grid_axes(n: int, width: float, height: float, ncols: int = 3) -> tuple[Figure, list]:

@@ -1,9 +1,13 @@
 """``ratios``: ROOT / Parquet vs cluster size, per configured pairing, one row of panels per
 selection: the steady throughput ratio and the whole-file time ratio at ``compare.file_events``
-events, each with its 95% interval (one column per cache mode). Two numbers because a user asks
+events (one column per cache mode), from paired measurements. Two numbers because a user asks
 two questions: how fast does it read once reading (throughput), and what does a typical file
 cost me, set-up included (whole-file time). Tables from before those quantities draw the 2018
 study's read-rate ratio instead.
+
+Lines are the repeated reads' ratios with their intervals; a × marks the first read in a fresh
+process, which a batch job that reads each file once pays. An interval is called 95% only where
+every bar drawn has that coverage: few pairs give less, and the title says how much.
 
 A study of real and synthetic samples tabulated apart (a ``kind`` column) draws each kind with
 its own line style, so the two are never read as one curve.
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from analysis.report import plan_record
 from analysis.report.figures.axes import (
@@ -29,10 +34,15 @@ from analysis.report.figures.axes import (
 )
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, sample_kinds, selection_title, threads_label
+from analysis.report.sections import FULL_COVERAGE, below_full
 from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
 
 #: The throughput method of a read whose own marks gave it (no note needed).
 OWN_MARKS = "chunks after the first"
+#: The ``read`` drawn as lines, and the one marked: tables from before ``read`` held repeats.
+LINES, MARKED = "repeats", "first"
+#: The legend's name for the marks of first reads.
+FIRST_MARK = "×: first read in a fresh process (median over rounds, no bar)"
 
 
 @dataclass(frozen=True)
@@ -63,14 +73,42 @@ def ratio_unverified(ratios: pd.DataFrame) -> np.ndarray:
 
 
 def error_bars(r: pd.DataFrame) -> np.ndarray:
-    """(2, n) distances below and above each ratio: its 95% interval where the table has one,
-    else ± the standard deviation over samples (tables from before intervals)."""
+    """(2, n) distances below and above each ratio: its interval where the table has one (of
+    the coverage :func:`coverage_label` states), else ± the standard deviation over samples
+    (tables from before intervals)."""
     mean = r.ratio_mean.to_numpy(float)
     std = r.ratio_std.fillna(0).to_numpy(float)
     lo = r.ratio_lo.to_numpy(float) if "ratio_lo" in r else np.full(len(r), np.nan)
     hi = r.ratio_hi.to_numpy(float) if "ratio_hi" in r else np.full(len(r), np.nan)
     return np.vstack([np.where(np.isnan(lo), std, mean - lo),
                       np.where(np.isnan(hi), std, hi - mean)])
+
+
+def _has_interval(r: pd.DataFrame) -> pd.Series:
+    if "ratio_lo" not in r:
+        return pd.Series(False, index=r.index)
+    return r.ratio_lo.notna() & r.ratio_hi.notna()
+
+
+def coverage_label(r: pd.DataFrame) -> str:
+    """What the error bars of the rows ``r`` drawn are: "95% intervals" only where every bar
+    has that coverage, else the coverage they achieve (it is in the table, bar by bar)."""
+    has = _has_interval(r)
+    cov = r.loc[has, "coverage"] if "coverage" in r else pd.Series(dtype=float)
+    parts = []
+    if has.any():
+        if cov.notna().all() and not cov.map(below_full).any():
+            parts.append(f"{FULL_COVERAGE:.0%} intervals")
+        elif cov.notna().any():
+            lo, hi = cov.min(), cov.max()
+            span = f"{lo:.0%}" if round(lo, 2) == round(hi, 2) else f"{lo:.0%}–{hi:.0%}"
+            parts.append(f"intervals: {span} coverage, see table"
+                         + (" (some of unstated coverage)" if cov.isna().any() else ""))
+        else:
+            parts.append("intervals of unstated coverage")
+    if (~has).any() and r.loc[~has, "ratio_std"].fillna(0).gt(0).any():
+        parts.append("± std over samples where no interval")
+    return "error bars: " + "; ".join(parts) if parts else "no error bars"
 
 
 def _limits(r: pd.DataFrame) -> tuple[float, float]:
@@ -80,6 +118,15 @@ def _limits(r: pd.DataFrame) -> tuple[float, float]:
     lo = min(1.0, low.where(low > 0, r.ratio_mean).min())
     hi = max(1.0, (r.ratio_mean + above).max())
     return lo / 1.3, hi * 1.3
+
+
+def by_read(r: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the rows drawn as lines, the rows marked): repeats and first reads; a table from before
+    ``read`` held repeats only."""
+    if "read" not in r:
+        return r, r.iloc[:0]
+    read = r.read.fillna(LINES)
+    return r[read == LINES], r[read == MARKED]
 
 
 def _drawn(r: pd.DataFrame, plan: dict) -> tuple[Quantity, ...]:
@@ -124,16 +171,21 @@ def _style(s: Series, series: list[Series], pairs: list[str]) -> dict:
             "linestyle": LINESTYLES[style % len(LINESTYLES)], "label": label}
 
 
-def _panel(ax, d: pd.DataFrame, series: list[Series], pairs: list[str]) -> None:
-    """One panel's lines, pairs side by side (a few percent apart), not on top of each other."""
+def _panel(ax, d: pd.DataFrame, first: pd.DataFrame, series: list[Series],
+           pairs: list[str]) -> None:
+    """One panel's lines (repeats) and marks (first reads), pairs side by side (a few percent
+    apart), not on top of each other."""
     for n, s in enumerate(series):
-        g = _rows(d, s)
-        if g.empty:
-            continue
         st = _style(s, series, pairs)
         dodge = 1.04 ** (n - (len(series) - 1) / 2)
-        points(ax, g.cluster_size * dodge, g.ratio_mean, error_bars(g), st["color"],
-               st["marker"], st["linestyle"], st["label"], g.hollow.to_numpy())
+        g = _rows(d, s)
+        if not g.empty:
+            points(ax, g.cluster_size * dodge, g.ratio_mean, error_bars(g), st["color"],
+                   st["marker"], st["linestyle"], st["label"], g.hollow.to_numpy())
+        f = _rows(first, s)
+        if not f.empty:
+            ax.plot(f.cluster_size * dodge, f.ratio_mean, linestyle="none", marker="x",
+                    color=st["color"], markersize=6)
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
@@ -144,7 +196,10 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         return message(title, "No read ratios: no reads were measured on both sides of any "
                               "configured ROOT / Parquet pairing."), []
     r = r[r.quantity.isin([q.name for q in drawn])]
-    r = r.assign(hollow=ratio_unverified(r))
+    r, first = (d.assign(hollow=ratio_unverified(d)) for d in by_read(r))
+    if r.ratio_mean.isna().all():
+        return message(title, "No read ratios: no reads were measured on both sides of any "
+                              "configured ROOT / Parquet pairing."), []
     pairs = ordered(r.pair, plan_record.pair_labels(inp.plan))
     series = _series(r, pairs)
     sels = ordered(r.selection, plan_record.selections(inp.plan))
@@ -156,18 +211,32 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     for i, sel in enumerate(sels):
         for j, (q, mode) in enumerate(columns):
             ax = axes[i, j]
-            mine = r[r.quantity == q.name]
-            _panel(ax, mine[(mine.selection == sel) & (mine["mode"] == mode)], series, pairs)
+            mine, marks = (d[d.quantity == q.name] for d in (r, first))
+            here = (mine.selection == sel) & (mine["mode"] == mode)
+            _panel(ax, mine[here], marks[(marks.selection == sel) & (marks["mode"] == mode)],
+                   series, pairs)
             unit_line(ax, q.reading)
             cluster_axis(ax, r.cluster_size)
-            plain_log(ax, "y", *_limits(mine[mine.ratio_mean.notna()]))
+            plain_log(ax, "y", *_limits(pd.concat([mine, marks])[
+                lambda x: x.ratio_mean.notna()]))
             ax.set_title(f"{selection_title(inp.plan, sel)}, {mode} cache", fontsize="medium")
             ax.set_ylabel(q.ylabel)
-    legend(fig, axes, r.hollow.any())
-    return fig, _notes(inp.plan, r, drawn)
+    marked = first.ratio_mean.notna().any()
+    legend(fig, axes, r.hollow.any(),
+           {FIRST_MARK: Line2D([], [], linestyle="none", marker="x", color="black",
+                               label=FIRST_MARK)} if marked else None)
+    drawn_rows = r[r.ratio_mean.notna()]
+    fig.suptitle(f"{title}" + (", paired reads: lines the repeated reads"
+                               + (", × the first read" if marked else "")
+                               if "read" in inp.tables["ratios"] else "")
+                 + f"; {coverage_label(drawn_rows)}", fontsize="medium")
+    return fig, _notes(inp.plan, drawn_rows, r, drawn)
 
 
-def _notes(plan: dict, r: pd.DataFrame, drawn: tuple[Quantity, ...]) -> list[str]:
+def _notes(plan: dict, bars: pd.DataFrame, r: pd.DataFrame,
+           drawn: tuple[Quantity, ...]) -> list[str]:
+    """The footer's notes: readers, what the bars are (of ``bars``, the rows drawn), how
+    throughputs were found and what was not drawn (of ``r``, every line's row)."""
     notes = ["readers: " + ", ".join(sorted({f"{p[side]['format']} {p[side]['reader']}"
                                              for p in plan["pairs"]
                                              for side in ("ttree", "parquet")}))]
@@ -178,9 +247,9 @@ def _notes(plan: dict, r: pd.DataFrame, drawn: tuple[Quantity, ...]) -> list[str
                      "rate ratio, ± std over samples"
                      + ("; one sample: no error bars" if r.n_samples.max() <= 1 else ""))
         return notes
-    if "interval_method" in r:
-        how = ", ".join(sorted(set(r.interval_method.dropna()) - {""}))
-        notes.append(f"error bars: 95% intervals from {how}" if how else "no intervals")
+    if "interval_method" in bars:
+        how = ", ".join(sorted(set(bars.interval_method.dropna()) - {""}))
+        notes.append(f"{coverage_label(bars)}" + (f"; from {how}" if how else ""))
     methods = {m for col in ("throughput_method_ttree", "throughput_method_parquet")
                if col in r for cell in r[col].dropna() for m in str(cell).split("; ")}
     if methods - {OWN_MARKS}:

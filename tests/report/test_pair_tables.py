@@ -1,0 +1,246 @@
+"""The ROOT / Parquet ratios and the ``pairs`` table from paired measurements made by hand
+(:mod:`paired_records`), whose rates are known: every ratio, interval and coverage must be the
+one the pairs give, the tables must say on which CPU they were measured, and no interval may be
+called 95% when its pairs give less."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from paired_records import PROV as PAIR_PROV
+from paired_records import record, write
+
+from analysis.cli import main
+from analysis.report import figures
+from analysis.report.figures import inputs, ratios
+from analysis.report.tables import tabulate
+
+N_EVENTS, CLUSTER, FILE_EVENTS = 4000, 1000, 2_000_000
+SIZE_PROV = {**PAIR_PROV, "machine": {**PAIR_PROV["machine"], "cpu": "size cpu"}}
+#: ROOT's and Parquet's open and set-up (s); their steady rates are per pair below.
+ROOT_OPEN, ROOT_SETUP, PARQUET_OPEN, PARQUET_SETUP = 0.1, 0.4, 0.1, 0.1
+PARQUET_RATE = 10e3
+#: ROOT's steady rate in each round's first pair, and in its two repeat pairs.
+FIRST_RATES = (18e3, 20e3, 22e3)
+REPEAT_RATES = ((19e3, 20e3), (21e3, 20e3), (19.5e3, 20.5e3))
+
+
+def _pair(root_rate: float, parquet_rate: float = PARQUET_RATE) -> tuple:
+    return ((ROOT_OPEN, ROOT_SETUP, root_rate), (PARQUET_OPEN, PARQUET_SETUP, parquet_rate))
+
+
+def _record(sample: str = "S", scale: float = 1.0, **kw: object) -> dict:
+    """ROOT's rates times ``scale``: another sample's content."""
+    return record([_pair(r * scale) for r in FIRST_RATES],
+                  [[_pair(r * scale) for r in rates] for rates in REPEAT_RATES],
+                  sample=sample, cluster=CLUSTER, n_events=N_EVENTS, **kw)
+
+
+def _plan() -> dict:
+    return {"formats": [{"name": f, "label": label, "adapter": f, "variants": ["none"],
+                         "readers": [r]}
+                        for f, label, r in (("ttree", "TTree", "rdf"),
+                                            ("parquet", "Parquet", "pyarrow"))],
+            "pairs": [{"label": "uncompressed",
+                       "ttree": {"format": "ttree", "variant": "none", "reader": "rdf"},
+                       "parquet": {"format": "parquet", "variant": "none",
+                                   "reader": "pyarrow"}}],
+            "selections": [{"name": "all", "branches": "*"}], "threads": [1],
+            "file_events": FILE_EVENTS, "config": {"results": "r"}}
+
+
+def _sizes(tmp: Path, samples: list[str]) -> list[Path]:
+    out = []
+    for sample in samples:
+        for fmt, nbytes in (("ttree", 1200), ("parquet", 1000)):
+            p = tmp / f"size-{sample}-{fmt}.json"
+            p.write_text(json.dumps({"sample": sample, "process": "p", "format": fmt,
+                                     "variant": "none", "cluster_size": CLUSTER,
+                                     "n_events": N_EVENTS, "provenance": SIZE_PROV,
+                                     "file_bytes": nbytes, "naive_bytes": 1000.0,
+                                     "normalized_size": nbytes / 1000}))
+            out.append(p)
+    return out
+
+
+def _tabulate(tmp: Path, docs: list[dict]) -> Path:
+    samples = sorted({d["sample"] for d in docs})
+    tabulate(_plan(), _sizes(tmp, samples), [], tmp / "tables", tmp / "provenance.json",
+             [write(tmp / "pairs", d) for d in docs])
+    (tmp / "plan.json").write_text(json.dumps(_plan()))
+    return tmp
+
+
+@pytest.fixture
+def one(tmp_path: Path) -> Path:
+    return _tabulate(tmp_path, [_record(discarded=2)])
+
+
+def _csv(study: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(study / "tables" / f"{name}.csv", comment="#")
+
+
+def _ratio(t: pd.DataFrame, quantity: str, read: str) -> pd.Series:
+    (_, row), = t[(t.quantity == quantity) & (t.read == read)].iterrows()
+    return row
+
+
+def _file_time(rate: float) -> float:
+    return (ROOT_OPEN + ROOT_SETUP + FILE_EVENTS / rate) / \
+        (PARQUET_OPEN + PARQUET_SETUP + FILE_EVENTS / PARQUET_RATE)
+
+
+def test_one_sample_ratio_is_the_paired_median_first_and_repeats_apart(one: Path) -> None:
+    t = _csv(one, "ratios")
+    first = _ratio(t, "throughput", "first")  # per pair 1.8, 2.0, 2.2
+    assert first.ratio_mean == pytest.approx(2.0)
+    assert (first.ratio_lo, first.ratio_hi) == (pytest.approx(1.8), pytest.approx(2.2))
+    assert first.coverage == pytest.approx(0.75) and first.n_pairs == 3  # 1 - 2 / 2**3
+    assert first.interval_method == "first reads, one per round of fresh processes (1 sample)"
+    reps = _ratio(t, "throughput", "repeats")  # 1.9, 2.0, 2.1, 2.0, 1.95, 2.05
+    assert reps.ratio_mean == pytest.approx(2.0)
+    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(1.9), pytest.approx(2.1))
+    assert reps.coverage == pytest.approx(1 - 2 / 2**6) and reps.n_pairs == 6
+    assert reps.interval_method == "paired repetitions (1 sample)"
+    ft = _ratio(t, "file_time", "repeats")
+    assert ft.file_events == FILE_EVENTS
+    assert ft.ratio_mean == pytest.approx(_file_time(20e3))
+    assert (ft.ratio_lo, ft.ratio_hi) == (pytest.approx(_file_time(21e3)),
+                                          pytest.approx(_file_time(19e3)))
+    for row in (first, reps, ft):
+        assert (row.ttree_reader, row.parquet_reader) == ("rdf", "pyarrow")
+        assert (row.discarded, row.n_samples, row["mode"]) == (2, 1, "warm")
+        assert row.worst_other_cpu_share == pytest.approx(0.05)
+        assert row.throughput_method_ttree == row.throughput_method_parquet == \
+            "chunks after the first"
+        assert row.cpu == "pair cpu"
+    assert _ratio(t, "rate", "first").ratio_mean == pytest.approx(  # Parquet's time / ROOT's
+        (PARQUET_OPEN + PARQUET_SETUP + N_EVENTS / PARQUET_RATE)
+        / (ROOT_OPEN + ROOT_SETUP + N_EVENTS / 20e3))
+    size = t[t.quantity == "size"].iloc[0]
+    assert size.ratio_mean == pytest.approx(1.2) and size.cpu == "size cpu"
+
+
+def test_several_samples_are_averaged_with_a_t_interval(tmp_path: Path) -> None:
+    study = _tabulate(tmp_path, [_record("A"), _record("B", scale=1.1)])
+    reps = _ratio(_csv(study, "ratios"), "throughput", "repeats")
+    assert reps.ratio_mean == pytest.approx((2.0 + 2.2) / 2)
+    assert reps.n_samples == 2 and reps.coverage == pytest.approx(0.95)
+    assert reps.interval_method == "samples (t, n=2)"
+    half = 12.706 * (0.2 / 2 ** 0.5) / 2 ** 0.5  # t(0.975, 1) * std / sqrt(n)
+    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(2.1 - half),
+                                              pytest.approx(2.1 + half))
+    assert reps.n_pairs == 6
+
+
+def test_a_one_chunk_side_has_no_throughput_ratio(tmp_path: Path) -> None:
+    doc = record([_pair(20e3)] * 3, [[_pair(20e3)] * 2] * 3, cluster=N_EVENTS,
+                 n_events=N_EVENTS)
+    t = _csv(_tabulate(tmp_path, [doc]), "ratios")
+    tp = _ratio(t, "throughput", "repeats")
+    assert pd.isna(tp.ratio_mean) and tp.throughput_method_ttree == "not separable: one chunk"
+    assert _ratio(t, "rate", "repeats").ratio_mean == pytest.approx(
+        (PARQUET_OPEN + PARQUET_SETUP + N_EVENTS / PARQUET_RATE)
+        / (ROOT_OPEN + ROOT_SETUP + N_EVENTS / 20e3))
+
+
+def test_pairs_table_has_each_side_of_each_read(one: Path) -> None:
+    p = _csv(one, "pairs").set_index(["side", "read"])
+    assert list(p.index) == [("ttree", "first"), ("parquet", "first"), ("ttree", "repeats"),
+                             ("parquet", "repeats")]
+    root = p.loc[("ttree", "repeats")]
+    assert root.median_s == pytest.approx(ROOT_OPEN + ROOT_SETUP + N_EVENTS / 20e3)
+    assert root.lo_s == pytest.approx(ROOT_OPEN + ROOT_SETUP + N_EVENTS / 21e3)
+    assert root.coverage == pytest.approx(1 - 2 / 2**6) and root.n_pairs == 6
+    assert root.open_s == pytest.approx(ROOT_OPEN) and root.setup_s == pytest.approx(ROOT_SETUP)
+    assert root.events_per_s_steady == pytest.approx(20e3)
+    assert root.read_peak_mb == pytest.approx(10) and root.minflt == 1000
+    assert (root.reader, root.label, root.cpu) == ("rdf", "TTree", "pair cpu")
+    first = p.loc[("parquet", "first")]
+    assert first.events_per_s == pytest.approx(
+        N_EVENTS / (PARQUET_OPEN + PARQUET_SETUP + N_EVENTS / PARQUET_RATE))
+    assert first.coverage == pytest.approx(0.75) and first.n_pairs == 3
+    md = (one / "tables" / "pairs.md").read_text()
+    assert "Selection 'all'" in md and (one / "tables" / "pairs.html").is_file()
+
+
+def _headings(md: str) -> list[str]:
+    """The headings of the document's tables (a heading followed by a table)."""
+    lines = md.splitlines()
+    return [ln for i, ln in enumerate(lines) if ln.startswith("## ")
+            and i + 2 < len(lines) and lines[i + 2].startswith("|")]
+
+
+def test_every_table_heading_names_its_cpu(one: Path) -> None:
+    tables = one / "tables"
+    for name, cpu in (("size", "size cpu"), ("samples", "size cpu"), ("pairs", "pair cpu")):
+        heads = _headings((tables / f"{name}.md").read_text())
+        assert heads and all(f"(measured on {cpu})" in h for h in heads), name
+    heads = _headings((tables / "ratios.md").read_text())
+    assert heads and all("measured on 2 CPUs: size cpu; pair cpu" in h for h in heads)
+    assert "measured on" in (tables / "ratios.html").read_text()
+    prov = json.loads((one / "provenance.json").read_text())
+    assert prov["cpus"] == ["size cpu", "pair cpu"] and prov["n_pair_measurements"] == 1
+
+
+def test_intervals_below_95_percent_say_their_coverage_and_pairs(one: Path) -> None:
+    md = (one / "tables" / "ratios.md").read_text()
+    assert "2 [1.8, 2.2] (75%, 3 pairs)" in md  # first reads: 3 pairs
+    assert re.search(r"\| 2 \[1.9, 2.1\] +\|", md)  # repeats: 6 pairs give 97%, no note
+    assert "95%]" not in md and "[95%" not in md  # no header claims 95% for every cell
+    pairs = (one / "tables" / "pairs.md").read_text()
+    assert re.search(r"\[[\d.]+, [\d.]+\] \(75%, 3 pairs\)", pairs)
+
+
+def _ratio_figure(study: Path) -> tuple:
+    inp = inputs.load_inputs("ratios", study / "tables", study / "provenance.json",
+                             study / "plan.json")
+    return figures.FAMILIES["ratios"].draw(inp)
+
+
+def test_ratio_figure_states_the_coverage_it_has(tmp_path: Path) -> None:
+    few = record([_pair(r) for r in FIRST_RATES], [[_pair(r[0])] for r in REPEAT_RATES],
+                 cluster=CLUSTER, n_events=N_EVENTS)  # one repeat pair a round: 3 pairs
+    fig, notes = _ratio_figure(_tabulate(tmp_path, [few]))
+    title = fig.get_suptitle()
+    assert "95% intervals" not in title and not any("95% intervals" in n for n in notes)
+    assert "intervals: 75% coverage, see table" in title
+    assert "measured on 2 CPUs: size cpu; pair cpu" in title
+    assert ratios.FIRST_MARK in [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    marks = [ln for ax in fig.axes for ln in ax.lines if ln.get_marker() == "x"]
+    assert len(marks) == 2  # a first read's throughput and whole-file ratio
+
+
+def test_ratio_figure_calls_intervals_95_percent_only_when_they_are(one: Path,
+                                                                    tmp_path: Path) -> None:
+    fig, _ = _ratio_figure(one)  # the repeats: 6 pairs, 97%
+    assert "error bars: 95% intervals" in fig.get_suptitle()
+    fig, _ = _ratio_figure(_tabulate(tmp_path, [_record("A"), _record("B", scale=1.1)]))
+    assert "error bars: 95% intervals" in fig.get_suptitle()  # t over samples
+    rows = pd.DataFrame({"ratio_mean": [1.0, 2.0], "ratio_std": [0.0, 0.0],
+                         "ratio_lo": [0.9, 1.8], "ratio_hi": [1.1, 2.2],
+                         "coverage": [0.75, 0.96875]})
+    assert ratios.coverage_label(rows) == "error bars: intervals: 75%–97% coverage, see table"
+
+
+def test_every_figure_title_names_the_cpu(one: Path, tmp_path: Path) -> None:
+    for name in ("size", "ratios"):
+        inp = inputs.load_inputs(name, one / "tables", one / "provenance.json",
+                                 one / "plan.json")
+        fig, _ = figures.FAMILIES[name].draw(inp)
+        assert "measured on 2 CPUs: size cpu; pair cpu" in fig.get_suptitle(), name
+
+
+def test_cli_tabulates_pair_records(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(_plan()))
+    args = ["tabulate", "--plan", str(tmp_path / "plan.json"), "-o", str(tmp_path / "t"),
+            "--sizes", *map(str, _sizes(tmp_path, ["S"])),
+            "--pairs", str(write(tmp_path, _record()))]
+    assert main(args) == 0
+    t = pd.read_csv(tmp_path / "t" / "ratios.csv", comment="#")
+    assert set(t.read.dropna()) == {"first", "repeats"}
+    assert (tmp_path / "t" / "pairs.csv").is_file()
