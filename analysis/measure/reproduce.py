@@ -32,8 +32,12 @@ from analysis.measure.pairs import PairSpec, measure_pair
 from analysis.provenance import machine
 from analysis.samples.source import sidecar_path
 
-#: What each busy process runs: one CPU kept busy, nothing read or written.
-BUSY_LOOP = "while True: pass"
+#: What each busy process runs: one CPU kept busy, nothing read or written; it ends by itself
+#: once its parent (``argv[1]``, given: a parent killed before the loop started would otherwise
+#: be taken for init) is gone, killed by a signal no ``finally`` sees, never burning a CPU for
+#: good.
+BUSY_LOOP = ("import os, sys\nparent = int(sys.argv[1])\nwhile os.getppid() == parent:\n"
+             "    for _ in range(1_000_000): pass\n")
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def busy(n: int) -> Iterator[list[subprocess.Popen]]:
     procs: list[subprocess.Popen] = []
     try:
         for _ in range(n):
-            procs.append(subprocess.Popen([sys.executable, "-c", BUSY_LOOP],
+            procs.append(subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(os.getpid())],
                                           stdin=subprocess.DEVNULL,
                                           stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL))

@@ -9,6 +9,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,8 +110,16 @@ def _fake_record(spec: PairSpec, out: Path) -> dict:
 
 
 def _busy_pids() -> set[int]:
-    out = subprocess.run(["pgrep", "-f", rp.BUSY_LOOP], capture_output=True, text=True)
-    return {int(p) for p in out.stdout.split()}
+    """Every running busy loop, whoever started it."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if rp.BUSY_LOOP.encode() in (d / "cmdline").read_bytes():
+                    out.add(int(d.name))
+            except OSError:
+                continue  # gone meanwhile
+    return out
 
 
 def test_busy_processes_run_through_both_passes_and_end_with_them(sides, source,
@@ -117,15 +127,17 @@ def test_busy_processes_run_through_both_passes_and_end_with_them(sides, source,
     seen: list[tuple[float, set[int]]] = []
 
     def measure(spec: PairSpec, out: Path) -> dict:
-        seen.append((spec.max_load, _busy_pids()))
+        # a process just started shows no command line in /proc for a moment
+        assert _until(lambda: len(_busy_pids() - before) >= 2)
+        seen.append((spec.max_load, _busy_pids() - before))
         return _fake_record(spec, out)
 
     before = _busy_pids()
     rep = rp.reproduce([rp.Job("dy/zstd/c250/ten", _spec(sides, source, max_load=0.25))],
                        tmp_path, loads=2, measure=measure)
     assert len(seen) == 2
-    ours = seen[0][1] - before
-    assert len(ours) == 2 and ours <= seen[1][1]  # the same two, through both passes
+    ours = seen[0][1]
+    assert len(ours) == 2 and ours == seen[1][1]  # the same two, through both passes
     assert all(ml == pytest.approx(min(1.0, 0.25 + 2 / os.cpu_count())) for ml, _ in seen)
     assert not ours & _busy_pids()  # gone
     assert rep.conditions().startswith("with 2 CPU-bound processes, CPU ")
@@ -136,6 +148,29 @@ def test_busy_processes_end_on_an_error_too() -> None:
         assert procs[0].poll() is None
         raise KeyboardInterrupt
     assert procs[0].poll() is not None
+
+
+def test_busy_processes_end_when_their_parent_is_killed(tmp_path) -> None:
+    """SIGKILL runs no ``finally``: the busy loop notices its parent is gone by itself."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom analysis.measure import reproduce\n"
+         "with reproduce.busy(1) as procs:\n    print(procs[0].pid, flush=True)\n"
+         "    time.sleep(600)\n"], stdout=subprocess.PIPE, text=True)
+    pid = int(parent.stdout.readline())
+    assert _until(lambda: pid in _busy_pids())
+    parent.kill()
+    parent.wait()
+    assert _until(lambda: pid not in _busy_pids())
+
+
+def _until(condition, timeout_s: float = 30.0) -> bool:
+    """Whether ``condition`` came true within ``timeout_s`` (a bound, not a timing)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_a_missing_file_is_named_before_anything_is_timed(sides, source, tmp_path) -> None:
