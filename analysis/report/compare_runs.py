@@ -27,9 +27,12 @@ import pandas as pd
 from analysis.errors import InputError
 
 #: What names one ratio, in the order the lines show it; a table has some of these columns.
-KEYS = ("sample", "pair", "cluster_size", "selection", "read", "quantity", "mode", "threads")
+KEYS = ("sample", "pair", "ttree", "parquet", "cluster_size", "selection", "read", "quantity",
+        "mode", "threads")
 #: Always shown, even where every ratio has the same value.
 SHOWN = ("pair", "cluster_size", "selection", "read", "quantity")
+#: Joined on, never shown: the pair's variants (its label already names them).
+HIDDEN = ("ttree", "parquet")
 #: A ratio's value: the paired median (a record's row), else the table's headline value.
 VALUE_COLUMNS = ("ratio", "ratio_mean")
 #: What a table without a ``read`` column measured: repeated reads in a warm process.
@@ -132,7 +135,7 @@ def _yes(flag: bool, measurable: bool) -> str:
 
 def _label_columns(table: pd.DataFrame) -> list[str]:
     """The key columns worth a column: the ones that name a ratio, and any other that varies."""
-    return [k for k in KEYS if k in table.columns
+    return [k for k in KEYS if k in table.columns and k not in HIDDEN
             and (k in SHOWN or table[k].nunique() > 1)]
 
 
@@ -205,18 +208,18 @@ def load_run(directory: str | Path) -> tuple[pd.DataFrame, str]:
     table = _find(d, "ratios.csv", (".", "tables"))
     if table is None:
         raise InputError(str(d), "no ratios.csv in it or in its tables/ (run make run first)")
-    prov = _find(table.parent, "provenance.json", (".", ".."))
-    cpu = "unknown CPU"
-    if prov is not None:
-        try:
-            cpu = str(json.loads(prov.read_text())["machine"]["cpu"])
-        except (ValueError, KeyError, TypeError):
-            raise InputError(str(prov), "not a provenance record (no machine.cpu)") from None
     try:
         df = pd.read_csv(table, comment="#")
     except (ValueError, pd.errors.ParserError) as exc:
         raise InputError(str(table), f"not a CSV table: {exc}") from None
-    return df, cpu
+    prov = _find(table.parent, "provenance.json", (".", ".."))
+    if prov is None:  # the table's own per-row CPU models, where it has them
+        cpus = sorted(df["cpu"].dropna().astype(str).unique()) if "cpu" in df.columns else []
+        return df, " + ".join(cpus) or "unknown CPU"
+    try:
+        return df, str(json.loads(prov.read_text())["machine"]["cpu"])
+    except (ValueError, KeyError, TypeError):
+        raise InputError(str(prov), "not a provenance record (no machine.cpu)") from None
 
 
 def compare_runs(dir_a: str | Path, dir_b: str | Path) -> list[str]:

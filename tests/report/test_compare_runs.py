@@ -170,3 +170,16 @@ def test_compare_runs_without_a_table_is_one_line(tmp_path: Path, capsys) -> Non
     assert main(["bench", "compare-runs", str(tmp_path), str(REFERENCE)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no ratios.csv" in err and "make run" in err
+
+
+def test_a_table_without_provenance_names_its_rows_cpus(tmp_path: Path) -> None:
+    """The paired tables' layout: the pair's variants as keys (joined on, not shown) and each
+    row's CPU model, which names the run where no provenance.json lies beside it."""
+    rows = [{**_row("rate", 1.0, 0.9, 1.1), "ttree": "zstd-5", "parquet": "zstd-3",
+             "mode": "warm", "cpu": "CPU X"}]
+    t = pd.DataFrame(rows).rename(columns={"ratio": "ratio_mean"})
+    t.to_csv(tmp_path / "ratios.csv", index=False)
+    out = compare_runs(tmp_path, tmp_path)
+    assert out[0] == f"A: {tmp_path} (CPU X)"
+    assert "ttree" not in out[3].split() and "parquet" not in out[3].split()
+    assert out[-1] == "1 of 1 ratios agree (100%), between CPU X (A) and CPU X (B)"
