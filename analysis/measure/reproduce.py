@@ -141,8 +141,8 @@ class Reproduction:
     cpu: str = field(default_factory=lambda: str(machine()["cpu"]))
 
     def worst_share(self) -> float:
-        """The most other processes used of the CPUs during any kept scan of either pass
-        (the busy processes included)."""
+        """The most other processes used of the CPUs during any scan of either pass, kept or
+        discarded (the busy processes count as other)."""
         shares = [r.get("worst_other_cpu_share", 0.0) for r in [*self.first, *self.second]]
         return max(shares, default=0.0)
 
