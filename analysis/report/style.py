@@ -60,11 +60,14 @@ def message(title: str, text: str) -> Figure:
     return fig
 
 
-def with_title_line(fig: Figure, line: str) -> Figure:
-    """``fig`` with ``line`` under its title (as its title, if it has none)."""
-    if line:
-        title = fig.get_suptitle()
-        fig.suptitle(f"{title}\n{line}" if title else line, fontsize="medium")
+def titled(fig: Figure, *lines: str) -> Figure:
+    """``fig`` with ``lines`` under its title (as its title, if it has none), from the left and
+    wrapped to 60% of its width: a long title would run into the legend beside the panels."""
+    lines = tuple(x for x in (*fig.get_suptitle().splitlines(), *lines) if x)  # once wrapped
+    if lines:
+        width = int(0.6 * fig.get_figwidth() * 72 / (11 * 0.5))  # characters of 11 pt
+        fig.suptitle("\n".join(w for x in lines for w in textwrap.wrap(x, width)),
+                     fontsize="medium", x=0.01, ha="left")
     return fig
 
 

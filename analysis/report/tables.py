@@ -1,4 +1,6 @@
-"""Tables in the shape of the 2018 study, from size records and read measurements.
+"""Tables in the shape of the 2018 study, from size records, read measurements and paired
+ROOT / Parquet measurements; every document's table headings name the CPU models their numbers
+were measured on.
 
 * ``size``: normalised size (file bytes / naive bytes), mean ± std over samples, per format ×
   variant × cluster size;
@@ -327,15 +329,28 @@ def _pair_rows(doc: dict, file_events: int) -> tuple[list[dict], list[dict]]:
     return ratios, sides
 
 
+def _once(seen: dict[tuple, str | Path], key: tuple, path: str | Path) -> None:
+    """Refuse a pairing × sample × cluster size × threads × selection measured twice: two
+    measurements of one sample would be averaged as two samples."""
+    if key in seen:
+        raise InputError(path, "pair {!r}, sample {!r}, cluster size {}, {} threads, selection "
+                               "{!r} is also measured in {}".format(*key, seen[key]))
+    seen[key] = path
+
+
 def load_pairs(paths: Iterable[str | Path],
                file_events: int) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """Per-sample ratio rows and side rows of every paired measurement (:func:`_pair_rows`),
     and their provenances."""
     ratios, sides, provs = [], [], []
+    seen: dict[tuple, str | Path] = {}
     for p in paths:
         doc = records.load(p, _PAIR_BASE, "paired measurement (from 'hepfmt pair')")
         try:
             r, s = _pair_rows(doc, file_events)
+            for sel in doc["selections"]:
+                _once(seen, (doc["pair"], doc["sample"], doc["cluster_size"], doc["threads"],
+                             sel["selection"]), p)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(p, f"not a complete paired measurement ({exc!r})") from exc
         ratios += r

@@ -15,6 +15,7 @@ from paired_records import PROV as PAIR_PROV
 from paired_records import record, write
 
 from analysis.cli import main
+from analysis.errors import InputError
 from analysis.report import figures
 from analysis.report.figures import inputs, ratios
 from analysis.report.tables import tabulate
@@ -244,3 +245,15 @@ def test_cli_tabulates_pair_records(tmp_path: Path) -> None:
     t = pd.read_csv(tmp_path / "t" / "ratios.csv", comment="#")
     assert set(t.read.dropna()) == {"first", "repeats"}
     assert (tmp_path / "t" / "pairs.csv").is_file()
+
+
+def test_a_sample_measured_twice_is_refused(tmp_path: Path) -> None:
+    """Two measurements of one sample would be averaged as two samples."""
+    with pytest.raises(InputError, match="also measured in"):
+        tabulate(_plan(), _sizes(tmp_path, ["S"]), [], tmp_path / "tables", None,
+                 [write(tmp_path / d, _record()) for d in ("a", "b")])
+    broken = {k: v for k, v in _record().items() if k != "summary"}
+    broken["selections"][0]["rounds"][0].pop("first")
+    with pytest.raises(InputError, match="not a complete paired measurement"):
+        tabulate(_plan(), _sizes(tmp_path, ["S"]), [], tmp_path / "tables", None,
+                 [write(tmp_path, broken)])

@@ -35,7 +35,7 @@ from analysis.report.figures.axes import (
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, sample_kinds, selection_title, threads_label
 from analysis.report.sections import FULL_COVERAGE, below_full
-from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
+from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message, titled
 
 #: The throughput method of a read whose own marks gave it (no note needed).
 OWN_MARKS = "chunks after the first"
@@ -226,10 +226,10 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
            {FIRST_MARK: Line2D([], [], linestyle="none", marker="x", color="black",
                                label=FIRST_MARK)} if marked else None)
     drawn_rows = r[r.ratio_mean.notna()]
-    fig.suptitle(f"{title}" + (", paired reads: lines the repeated reads"
-                               + (", × the first read" if marked else "")
-                               if "read" in inp.tables["ratios"] else "")
-                 + f"; {coverage_label(drawn_rows)}", fontsize="medium")
+    paired = "read" in inp.tables["ratios"]
+    titled(fig, title + (", paired: lines = repeated reads" + (", × = first read" if marked
+                                                                  else "") if paired else ""),
+           coverage_label(drawn_rows))
     return fig, _notes(inp.plan, drawn_rows, r, drawn)
 
 
