@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError
-from analysis.report.style import provenance_footer, render, with_title_line
+from analysis.report.style import provenance_footer, render, titled
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,7 +50,7 @@ class Family:
         # parse time
 
         fig, notes = importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
-        return with_title_line(fig, measured_on(provenance_cpus(inputs.provenance))), notes
+        return titled(fig, measured_on(provenance_cpus(inputs.provenance))), notes
 
 
 FAMILIES = {f.name: f for f in (
