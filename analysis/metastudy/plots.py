@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no display, no global figure state
 
-from analysis.report.style import figure, figure_legend, provenance_footer, render
+from analysis.report.documents import measured_on, provenance_cpus
+from analysis.report.style import figure, figure_legend, provenance_footer, render, titled
 
 COLORS = {"pyarrow": "tab:blue", "arrow-rs": "tab:green", "arrow-rs+page-index": "tab:olive",
           "root-ttree": "tab:red", "root-rntuple": "tab:purple", "uproot-ttree": "tab:orange",
@@ -113,5 +114,13 @@ def plot(df: pd.DataFrame, out_dir: str | Path, provenance: dict,
     out = Path(out_dir)
     base = df[~df.implementation.str.endswith("+page-index")]
     footer = provenance_footer(provenance, config_name)
-    return (render(lambda: decode_time(df), footer, out / "decode_time")
-            + render(lambda: metadata_size(base), footer, out / "metadata_size"))
+    on = measured_on(provenance_cpus(provenance))
+
+    def named(draw):  # the CPU in the title: a decode time is a fact about a machine
+        def drawn():
+            fig, notes = draw()
+            return titled(fig, on) if on else fig, notes
+        return drawn
+
+    return (render(named(lambda: decode_time(df)), footer, out / "decode_time")
+            + render(named(lambda: metadata_size(base)), footer, out / "metadata_size"))

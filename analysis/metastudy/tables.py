@@ -28,6 +28,7 @@ from analysis.errors import InputError
 from analysis.report.documents import (
     Section,
     merged_provenance,
+    provenance_cpus,
     provenance_lines,
     write_csv,
     write_doc,
@@ -201,6 +202,6 @@ def tabulate(config: dict, timing_files: Iterable[str | Path], out_dir: str | Pa
     write_csv(reps, out / "repetitions.csv", lines)
     write_csv(sl, out / "slopes.csv", lines)
     write_doc("Metadata cost of wide tables: decode time and size vs number of columns",
-             _sections(df, sl), out / "metadata.md", lines)
+             _sections(df, sl), out / "metadata.md", lines, provenance_cpus(prov))
     write_json(provenance_path or out / "provenance.json", prov)
     return df
