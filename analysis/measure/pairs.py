@@ -317,7 +317,11 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
     until the kept repeats of every round are sharp, the budget is spent or the most are
     reached). None when the first pair was discarded for load."""
     own = [os.getpid(), *(w.proc.pid for w in workers.values())]
-    state.samples = []  # a window never reaches into another round (other processes then)
+    # A window never reaches into another round (other processes were ours then), and a load
+    # window needs MIN_WINDOW_S of history: the machine is watched, idle, that long before the
+    # first read (the first pair's short scans would otherwise be judged on a few clock ticks).
+    state.samples = [load.sample(own)]
+    time.sleep(load.MIN_WINDOW_S)
     flip = index % 2  # who reads first alternates between rounds too
 
     def order(i: int) -> tuple[str, str]:
