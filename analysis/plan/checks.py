@@ -324,6 +324,10 @@ def _compare(config: dict) -> None:
             if pair[side] not in config["formats"].get(fmt, {}).get("variants", []):
                 raise ConfigError(f"compare.pairs[{i}].{side}",
                                   f"{pair[side]!r} is not among formats.{fmt}.variants")
+        outside = [n for n in pair.get("cluster_sizes") or [] if n not in sizes]
+        if outside:
+            raise ConfigError(f"compare.pairs[{i}].cluster_sizes",
+                              f"{outside[0]} is not among compare.cluster_sizes {sizes}")
     for i, p in enumerate(compare_pairs(config)):
         if p.label in labels:
             raise ConfigError(f"compare.pairs[{i}].label",

@@ -65,6 +65,14 @@ class Pair:
     label: str
     ttree: Side
     parquet: Side
+    #: the cluster sizes this pairing is read at (``compare.pairs[].cluster_sizes``); empty:
+    #: every one of ``compare.cluster_sizes``
+    cluster_sizes: tuple[int, ...] = ()
+
+    def read_at(self, config: dict, n: int) -> bool:
+        """Whether this pairing is timed at cluster size ``n``."""
+        return n in (config.get("compare", {}).get("cluster_sizes") or []) and \
+            (not self.cluster_sizes or n in self.cluster_sizes)
 
     @property
     def sides(self) -> tuple[Side, Side]:
@@ -131,13 +139,21 @@ def files(config: dict) -> list[FileSpec]:
     """Every file the study writes (and whose size it tabulates): per sample, every format ×
     variant (or, for a ``files: pairs`` sample, the sides of the pairings) at its cluster
     sizes."""
-    sides = {(s.format, s.variant) for p in compare_pairs(config) for s in p.sides}
     return [spec(config, sample, fmt, variant, n)
             for sample in config["samples"]
             for fmt, fcfg in config["formats"].items()
             for variant in fcfg["variants"]
-            if not pairs_only(config, sample) or (fmt, variant) in sides
+            if not pairs_only(config, sample) or (fmt, variant) in _paired_sides(config, sample)
             for n in sample_cluster_sizes(config, sample)]
+
+
+def _paired_sides(config: dict, sample: str) -> set[tuple[str, str]]:
+    """(format, variant) of the sides of the pairings a ``files: pairs`` sample is read for:
+    those timed at one of its cluster sizes (every pairing where none is timed at all)."""
+    pairs = compare_pairs(config)
+    mine = [p for p in pairs if any(p.read_at(config, n)
+                                    for n in sample_cluster_sizes(config, sample))]
+    return {(s.format, s.variant) for p in (mine or pairs) for s in p.sides}
 
 
 def compare_reader(config: dict, fmt: str, side: str) -> str:
@@ -163,7 +179,8 @@ def compare_pairs(config: dict) -> list[Pair]:
         return Side(fmt, p[name], compare_reader(config, fmt, name))
 
     return [Pair(p.get("label") or f"{p['ttree']} vs {p['parquet']}",
-                 side(p, "ttree"), side(p, "parquet")) for p in given]
+                 side(p, "ttree"), side(p, "parquet"), tuple(p.get("cluster_sizes") or ()))
+            for p in given]
 
 
 def pairs(config: dict) -> list[dict]:
@@ -248,14 +265,13 @@ def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str) -> 
 
 
 def pair_plan(config: dict) -> list[PairJob]:
-    """Every paired measurement: each pairing on each of ``compare.samples`` at each of
-    ``compare.cluster_sizes`` the sample is written at, once per selection of
+    """Every paired measurement: each pairing on each of ``compare.samples`` at each of its
+    cluster sizes (:meth:`Pair.read_at`) the sample is written at, once per selection of
     ``measure.selections``."""
-    sizes = config.get("compare", {}).get("cluster_sizes") or []
     return [_pair_job(config, pair, sample, n, selection)
             for sample in compare_samples(config)
-            for n in sample_cluster_sizes(config, sample) if n in sizes
-            for pair in compare_pairs(config)
+            for n in sample_cluster_sizes(config, sample)
+            for pair in compare_pairs(config) if pair.read_at(config, n)
             for selection in config["measure"]["selections"]]
 
 

@@ -54,6 +54,31 @@ def test_a_sample_is_paired_only_at_the_sizes_it_is_written_at() -> None:
     assert {(j.sample, j.cluster_size) for j in jobs} == {("DYJetsToLL", 1500), ("Long", 3000)}
 
 
+def test_a_pairing_may_be_timed_at_some_cluster_sizes_only() -> None:
+    """The costly 2018 regime for some pairings: a ``files: pairs`` sample then writes only the
+    sides of the pairings timed at its sizes."""
+    c = _config(samples=["DYJetsToLL", "Long"])
+    c["samples"]["Long"] = {"process": "DYJetsToLL", "n_events": 3000, "files": "pairs",
+                            "cluster_sizes": [3000]}
+    c["compare"]["cluster_sizes"] = [1500, 3000]
+    c["compare"]["pairs"][0]["cluster_sizes"] = [1500]
+    c = cfg.validate(c)
+    only, every = study.compare_pairs(c)[:2]
+    jobs = study.pair_plan(c)
+    assert {(j.sample, j.pair.label) for j in jobs if j.cluster_size == 3000} == {
+        ("Long", every.label)}
+    assert {(j.sample, j.pair.label) for j in jobs if j.cluster_size == 1500} == {
+        ("DYJetsToLL", only.label), ("DYJetsToLL", every.label)}
+    long_files = {(f.format, f.variant) for f in study.files(c) if f.sample == "Long"}
+    assert long_files == {(s.format, s.variant) for s in every.sides}
+
+
+def test_a_pairing_size_outside_compare_cluster_sizes_is_refused() -> None:
+    c = _config()
+    c["compare"]["pairs"][0]["cluster_sizes"] = [777]
+    assert "compare.pairs[0].cluster_sizes" in str(_refused(c))
+
+
 def test_without_compare_cluster_sizes_there_are_no_pair_jobs() -> None:
     c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     assert study.pair_plan(cfg.validate(c)) == []
