@@ -78,11 +78,9 @@ REF = results/reference/$$($(BIN)/python -c 'from analysis.provenance import cpu
 reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
 	ref=$(REF) && rm -rf $$ref && mkdir -p $$ref/figures $$ref/metadata/plots && \
-	cp results/tables/*.csv results/tables/*.md results/tables/*-provenance.json \
-		results/provenance.json results/config.yaml $$ref/ 2>/dev/null; \
 	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $$ref/ && \
-	if [ -f results/bench/overhead.txt ]; then cp results/bench/overhead.txt $$ref/; fi && \
-	if [ -f results/bench/reproduce.txt ]; then cp results/bench/reproduce*.txt $$ref/; fi && \
+	for f in results/tables/*-provenance.json results/bench/overhead.txt \
+		results/bench/reproduce-*.txt; do if [ -f $$f ]; then cp $$f $$ref/; fi; done && \
 	cp results/figures/*/*.png $$ref/figures/ && \
 	if [ -d results/metadata/tables ]; then \
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \

@@ -36,7 +36,6 @@ from analysis.plan.study import (
     pair_slug,
     pairs_only,
     query_tasks,
-    readers,
     sample_cluster_sizes,
 )
 from analysis.samples.processes import PROCESSES
@@ -340,8 +339,6 @@ def _compare(config: dict) -> None:
                 _reader_exists("compare.readers", adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
     _pair_slugs(config)
-    if not sizes:
-        _compare_readers_measured(config)
 
 
 def _pair_slugs(config: dict) -> None:
@@ -402,26 +399,6 @@ def _pair_stopping(settings: dict, key: str) -> None:
                  settings["repetitions"])
     except ValueError as exc:
         raise ConfigError(key, str(exc)) from None
-
-
-def _compare_readers_measured(config: dict) -> None:
-    """Without ``compare.cluster_sizes`` the ratio tables take their read times from the measure
-    grid, so a pair's reader that ``measure.readers`` leaves out would give ratios of sizes
-    only, without a word: refused, naming the key that chose it (the reader is not added, which
-    would time a reader the config left out on purpose)."""
-    named = config["compare"].get("readers") or {}
-    for p in compare_pairs(config):
-        for side, s in zip(SIDES, p.sides, strict=True):
-            timed = readers(config, s.format) if s.format in config["formats"] else [s.reader]
-            if s.reader in timed:
-                continue
-            key = next((f"compare.readers.{k}" for k in (s.format, side) if k in named),
-                       f"measure.readers.{s.format}")
-            raise ConfigError(key, f"the {p.label!r} pair reads {s.format} with {s.reader!r}, "
-                                   f"which measure.readers.{s.format} {timed} leaves out; "
-                                   "without compare.cluster_sizes the ratio tables take read "
-                                   "times from the measure grid (add it there, or name one "
-                                   "of those)")
 
 
 def _side_kind(config: dict, key: str, pair: dict, side: str) -> None:
