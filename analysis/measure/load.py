@@ -80,3 +80,23 @@ def windowed(samples: Sequence[CpuSample]) -> tuple[float, float]:
         if end.at - s.at >= MIN_WINDOW_S:
             break
     return other_share(start, end), end.at - start.at
+
+
+def wait_quiet(own: Iterable[int | str], limit: float, patience_s: float
+               ) -> tuple[float, float, CpuSample]:
+    """Watch the machine, one window at a time, until other processes use at most ``limit`` of
+    its CPUs, or ``patience_s`` have passed: (the last window's share, seconds waited, the
+    sample that window started at: the history a following timing's load window may use).
+
+    A job's first seconds are when its scheduler is busiest (Snakemake choosing the next jobs,
+    writing its records): a timing that starts then would be discarded, and every retry with
+    it, so a timing waits for the machine to be quiet first, and says how long it waited."""
+    own = list(own)
+    start = time.perf_counter()
+    while True:
+        before = sample(own)
+        time.sleep(MIN_WINDOW_S)
+        share = other_share(before, sample(own))
+        waited = time.perf_counter() - start
+        if share <= limit or waited >= patience_s:
+            return share, waited, before

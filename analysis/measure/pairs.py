@@ -18,7 +18,9 @@ either side's interval says (issue 24). So a pairing is measured here, in one jo
 * every scan records the share of the machine's CPU that other processes used meanwhile
   (:mod:`analysis.measure.load`); a pair with a scan above ``max_load`` is discarded and counted
   (a first-read pair so discarded takes its round again, in new processes), and a machine too
-  busy to time at all is an error naming the share it saw;
+  busy to time at all is an error naming the share it saw. Every round, and the pair after a
+  discarded one, first waits (up to a minute) for the machine to be quiet: a job's first
+  seconds are its scheduler's busiest;
 * every scan's marks must satisfy :func:`analysis.measure.invariants.check` (the worker checks
   them, as every timed scan does) before the record is written.
 
@@ -64,6 +66,8 @@ from analysis.stats import sharp
 
 #: The most rounds (fresh worker pairs) a first-read pair discarded for load may take again.
 RETRIES = 3
+#: How long a round, or the pair after a discarded one, waits for the machine to be quiet.
+QUIET_PATIENCE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,14 @@ class _Selection:
     rounds: list[dict] = field(default_factory=list)
     discarded: int = 0
     worst_share: float = 0.0
+    waited_s: float = 0.0  # spent waiting for the machine to be quiet (load.wait_quiet)
+
+    def quiet(self, own: list[int]) -> load.CpuSample:
+        """Wait for the machine to be quiet (:func:`load.wait_quiet`); the start of the quiet
+        window watched last, which the next scans' load windows may reach back to."""
+        _, waited, start = load.wait_quiet(own, self.spec.max_load, QUIET_PATIENCE_S)
+        self.waited_s += waited
+        return start
 
     def timed(self, worker: Worker, own: list[int]) -> dict:
         rep = worker.scan()
@@ -318,10 +330,10 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
     reached). None when the first pair was discarded for load."""
     own = [os.getpid(), *(w.proc.pid for w in workers.values())]
     # A window never reaches into another round (other processes were ours then), and a load
-    # window needs MIN_WINDOW_S of history: the machine is watched, idle, that long before the
-    # first read (the first pair's short scans would otherwise be judged on a few clock ticks).
-    state.samples = [load.sample(own)]
-    time.sleep(load.MIN_WINDOW_S)
+    # window needs MIN_WINDOW_S of history: the machine is watched, idle, until one window of
+    # it is quiet before the first read (the first pair's short scans would otherwise be
+    # judged on a few clock ticks, or on the scheduler's burst at a job's start).
+    state.samples = [state.quiet(own)]
     flip = index % 2  # who reads first alternates between rounds too
 
     def order(i: int) -> tuple[str, str]:
@@ -347,7 +359,9 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
                 break
         p = state.pair(workers, order(i), own)
         rnd["repeats"].append(p)
-        state.discarded += not p["kept"]
+        if not p["kept"]:  # the next pair starts once the machine is quiet again
+            state.discarded += 1
+            state.samples = [state.quiet(own)]
         if state.discarded > 3 * stop.max_repetitions + 3:
             raise VerificationError(
                 state.spec.ttree.path, f"the machine is too busy to time pair "
@@ -387,7 +401,7 @@ def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
         index += 1
     return {"selection": name, "n_branches": len(spec.selections[name]),
             "rounds": state.rounds, "discarded": state.discarded,
-            "worst_other_cpu_share": state.worst_share}
+            "worst_other_cpu_share": state.worst_share, "waited_for_quiet_s": state.waited_s}
 
 
 def measure_pair(spec: PairSpec, out: str | Path) -> dict:

@@ -119,6 +119,18 @@ def test_a_short_scan_takes_its_share_over_a_window_of_earlier_scans() -> None:
     assert window == pytest.approx(2.0) and share == 0.0  # all of it ours
 
 
+def test_a_timing_waits_for_the_machine_to_be_quiet(monkeypatch) -> None:
+    """Busy, busy, quiet: it returns after the third window, with the quiet window's start."""
+    shares = iter([0.9, 0.5, 0.1, 0.9])
+    monkeypatch.setattr(load, "other_share", lambda a, b: next(shares))
+    monkeypatch.setattr(load, "MIN_WINDOW_S", 0.001)
+    share, waited, start = load.wait_quiet(["self"], 0.25, 60.0)
+    assert share == 0.1 and waited < 60.0 and isinstance(start, load.CpuSample)
+    monkeypatch.setattr(load, "other_share", lambda a, b: 0.9)
+    share, waited, _ = load.wait_quiet(["self"], 0.25, 0.01)  # never quiet: it stops waiting
+    assert share == 0.9 and waited >= 0.01
+
+
 def test_this_process_ticks_are_counted() -> None:
     assert load.process_ticks() >= 0
     assert load.process_ticks(2**22 + 12345) == 0  # gone: nothing
