@@ -184,11 +184,16 @@ def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = 
     with ``spec.count_io``, what it asked of storage: counted outside the clock)."""
     marks = Marks()
     before = _io_snapshot(spec, tap) if spec.count_io else None
+    flt0 = resource.getrusage(resource.RUSAGE_SELF)
     io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
     entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
     wall = time.perf_counter() - t0
+    flt1 = resource.getrusage(resource.RUSAGE_SELF)
+    # page faults: a first read's fresh memory (minor) and pages read from disk (major)
     rep = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
-           "disk_read_bytes": io_read_bytes() - io0, "entries": entries, **marks.since(t0)}
+           "disk_read_bytes": io_read_bytes() - io0, "entries": entries,
+           "minflt": flt1.ru_minflt - flt0.ru_minflt, "majflt": flt1.ru_majflt - flt0.ru_majflt,
+           **marks.since(t0)}
     if before is not None:
         rep["io"] = storage_counts(spec, tap, before)
     if spec.n_events >= 0 and entries != spec.n_events:
@@ -212,10 +217,12 @@ class ReadBatch:
     digest: str = ""
 
 
-def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -> None:
-    """The untimed start of a process whose reader was proven elsewhere: the file shown to be
-    the bytes proven there (its digest, whose read leaves the file's pages cached), and one scan
-    of the smallest selection, as the proof's read would have done."""
+def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -> dict:
+    """The start of a process whose reader was proven elsewhere: the file shown to be the bytes
+    proven there (its digest, whose read leaves the file's pages cached), and one scan of the
+    smallest selection, as the proof's read would have done. That scan is the reader's first
+    read in a fresh process (page cache warm; allocator, JIT and library caches cold): timed,
+    and returned with its selection's name, never mixed with the repetitions after it."""
     first = specs[0]
     if is_url(first.path) or not digest:
         raise ValueError("a proof made elsewhere is trusted only on a local file with the "
@@ -225,7 +232,7 @@ def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -
         raise VerificationError(first.path, f"changed since {proven_by}: digest {now} != "
                                             f"{digest} (its size record's); write it again")
     smallest = min(specs, key=lambda s: len(s.branches))
-    reader.scan(smallest.path, smallest.branches, smallest.threads, Marks())
+    return {"selection": smallest.selection, **timed_scan(reader, smallest)}
 
 
 def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:
@@ -278,12 +285,15 @@ def run_batch(batch: ReadBatch) -> dict:
     # installed before the library opens anything: uproot's and fsspec's counts are per file
     tap = counters.ReaderTap(reader.library, first.format, is_url(first.path)) \
         if first.count_io else None
+    first: dict = {}
     if batch.proven_by:
-        _prime(reader, specs, batch.proven_by, batch.digest)
-    else:
+        first = _prime(reader, specs, batch.proven_by, batch.digest)
+    else:  # the proof is the first read: none is timed
         verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
     proven_by = batch.proven_by or "measure"
-    return {"reads": [{**_timed_modes(reader, s, tap), "proven_by": proven_by} for s in specs]}
+    return {"reads": [{**_timed_modes(reader, s, tap), "proven_by": proven_by,
+                       **({"first_read": first} if first.get("selection") == s.selection
+                          else {})} for s in specs]}
 
 
 def run_read(spec: ReadSpec) -> dict:
@@ -332,7 +342,13 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         "mb_per_s_steady_compressed": None if steady is None else
         zip_bytes * steady / n_events / 1e6,
         "mb_per_s_steady_naive": None if steady is None else naive * steady / n_events / 1e6,
+        # the first read of the process (the smallest selection's only; a warm one)
+        "first_read_s": res["first_read"]["wall_s"] if "first_read" in res and mode == "warm"
+        else None,
+        "first_read_minflt": res["first_read"].get("minflt")
+        if "first_read" in res and mode == "warm" else None,
         "cpu_median_s": float(np.median([r["cpu_s"] for r in reps])),
+        "minflt_median": float(np.median([r.get("minflt", np.nan) for r in reps])),
         "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
         "peak_rss_bytes": res["peak_rss_bytes"],
         "baseline_rss_bytes": res["baseline_rss_bytes"],

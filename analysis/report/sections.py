@@ -44,6 +44,8 @@ def _interval(value: float, lo: float, hi: float, coverage: float, digits: int =
     if pd.isna(value):
         return ""
     cell = _num(value, digits)
+    if n is not None and pd.notna(n) and int(n) == 1:  # one pair or repetition: no interval
+        return f"{cell} (one {unit.removesuffix('s')}, no interval)"
     if pd.notna(lo) and pd.notna(hi):
         cell += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
         if below_full(coverage):
@@ -134,7 +136,8 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
 
 #: The warm parts ``formats`` has per selection (``<selection>_warm_<part>``), as headed.
 _FORMAT_PARTS = {"time_to_first_event_s": "first event (s)",
-                 "events_per_s_steady": "steady events/s"}
+                 "events_per_s_steady": "steady events/s",
+                 "first_read_s": "first read in a fresh process (s)"}
 
 
 def format_sections(ft: pd.DataFrame) -> list[Section]:
@@ -156,6 +159,8 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
                 for v, m in zip(ft[c], mark if mark is not None else [None] * len(ft),
                                 strict=True)]
         for c in [c for c in ft.columns if c.endswith(tuple(_FORMAT_PARTS))]:
+            if ft[c].isna().all():  # e.g. no throughput from one-cluster files: no column
+                continue
             sel, part = c.rsplit("_warm_", 1)
             cols[f"{sel} warm {_FORMAT_PARTS[part]}"] = ft[c].map(_num)
         cols["peak RSS over baseline (MB)"] = [

@@ -273,6 +273,8 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
                              - reads.baseline_rss_bytes)
     if "rss_method" not in reads:
         reads = reads.assign(rss_method="ru_maxrss (lower bound)")
+    for col in ("minflt_median", "first_read_s"):  # NaN: none (or a record from before)
+        reads = reads.assign(**{col: pd.to_numeric(reads[col]) if col in reads else np.nan})
     t = mean_std(reads, READ_KEYS, "median_s")
     extra = reads.groupby(READ_KEYS).agg(
         iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
@@ -283,6 +285,9 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
         # a lower bound anywhere makes the figure one: say so in the table
         rss_exact=("rss_method", lambda x: bool((x == "vmhwm-reset").all())),
         cpu_s_mean=("cpu_median_s", "mean"),
+        minflt=("minflt_median", "mean"),  # minor page faults of a read: its fresh memory
+        # the process's first read (the smallest selection's, warm; reads.py ``_prime``)
+        first_read_s=("first_read_s", "mean"),
         disk_read_bytes=("disk_read_bytes_median", "mean"),
         cold_verified=("cold_verified", all_verified),
         **{c: (c, "mean") for c in ("open_s", "setup_s", "time_to_first_event_s",
@@ -459,7 +464,7 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
 #: The parts of a warm read that ``formats`` shows per selection, as ``<selection>_warm_<part>``:
 #: what a short file and a long file each cost (a name not ending in ``_warm_s``, which is a
 #: read time).
-FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady")
+FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady", "first_read_s")
 
 
 def _warm_parts(rows: pd.DataFrame) -> pd.DataFrame:

