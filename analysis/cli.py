@@ -233,6 +233,20 @@ def cmd_pair(a: argparse.Namespace) -> None:
     measure_pair(spec, a.output)
 
 
+def _stopping_arguments(p: argparse.ArgumentParser, what: str, most: int, fewest: int,
+                        budget_per: str) -> None:
+    """When a timing stops repeating (analysis.measure.timing.Stopping), for ``measure`` and
+    ``pair`` alike: at most ``most`` of ``what``, at least ``fewest``."""
+    p.add_argument("--repetitions", type=int, default=most, help=f"the most {what}")
+    p.add_argument("--min-repetitions", type=int, default=fewest,
+                   help=f"the fewest {what} (at least 3; 6 give a 95%% interval)")
+    p.add_argument("--precision", type=float, default=0.05,
+                   help="stop repeating once the median's 95%% interval is within this "
+                        "fraction of it")
+    p.add_argument("--budget-s", type=float, default=60.0,
+                   help=f"stop repeating once this many seconds were spent on {budget_per}")
+
+
 def _pair_parser(sub) -> None:
     q = sub.add_parser("pair", help="time a ROOT / Parquet pairing: both files in one "
                                     "measurement, repetitions interleaved, first reads apart")
@@ -251,12 +265,7 @@ def _pair_parser(sub) -> None:
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
     q.add_argument("--rounds", type=int, default=3,
                    help="fresh processes per side (each gives one first read)")
-    q.add_argument("--repetitions", type=int, default=20, help="the most repeat pairs")
-    q.add_argument("--min-repetitions", type=int, default=6,
-                   help="the fewest repeat pairs (6 give a 95%% interval)")
-    q.add_argument("--precision", type=float, default=0.05)
-    q.add_argument("--budget-s", type=float, default=60.0,
-                   help="stop repeating once this many seconds were spent on one selection")
+    _stopping_arguments(q, "repeat pairs", 20, 6, "one selection")
     q.add_argument("--max-load", type=float, default=0.25,
                    help="discard a pair during which other processes used more than this "
                         "share of the CPUs")
@@ -756,15 +765,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
     m.add_argument("--modes", default="cold,warm")
-    m.add_argument("--repetitions", type=int, default=30,
-                   help="the most timed repetitions per cache mode")
-    m.add_argument("--min-repetitions", type=int, default=3,
-                   help="the fewest timed repetitions per cache mode (at least 3)")
-    m.add_argument("--precision", type=float, default=0.05,
-                   help="stop repeating once the median's 95%% interval is within this "
-                        "fraction of it (6 repetitions at least give a 95%% interval)")
-    m.add_argument("--budget-s", type=float, default=60.0,
-                   help="stop repeating once this many seconds were spent on one read and mode")
+    _stopping_arguments(m, "timed repetitions per cache mode", 30, 3, "one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=3600.0)
     m.add_argument("--size-record",

@@ -71,3 +71,18 @@ def write(tmp: Path, doc: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
     return path
+
+
+def plan(file_events: int, labels: tuple[str, str] = ("ttree", "parquet")) -> dict:
+    """The plan record of an uncompressed TTree / Parquet pairing read by RDataFrame and
+    pyarrow over all branches (``labels``: how the tables call the two formats)."""
+    return {"formats": [{"name": f, "label": label, "adapter": f, "variants": ["none"],
+                         "readers": [r]}
+                        for f, label, r in zip(("ttree", "parquet"), labels, ("rdf", "pyarrow"),
+                                               strict=True)],
+            "pairs": [{"label": "uncompressed",
+                       "ttree": {"format": "ttree", "variant": "none", "reader": "rdf"},
+                       "parquet": {"format": "parquet", "variant": "none",
+                                   "reader": "pyarrow"}}],
+            "selections": [{"name": "all", "branches": "*"}], "threads": [1],
+            "file_events": file_events, "config": {"results": "r"}}

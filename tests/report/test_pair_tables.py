@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from paired_records import PROV as PAIR_PROV
-from paired_records import record, write
+from paired_records import plan, record, write
 
 from analysis.cli import main
 from analysis.errors import InputError
@@ -42,16 +42,7 @@ def _record(sample: str = "S", scale: float = 1.0, **kw: object) -> dict:
 
 
 def _plan() -> dict:
-    return {"formats": [{"name": f, "label": label, "adapter": f, "variants": ["none"],
-                         "readers": [r]}
-                        for f, label, r in (("ttree", "TTree", "rdf"),
-                                            ("parquet", "Parquet", "pyarrow"))],
-            "pairs": [{"label": "uncompressed",
-                       "ttree": {"format": "ttree", "variant": "none", "reader": "rdf"},
-                       "parquet": {"format": "parquet", "variant": "none",
-                                   "reader": "pyarrow"}}],
-            "selections": [{"name": "all", "branches": "*"}], "threads": [1],
-            "file_events": FILE_EVENTS, "config": {"results": "r"}}
+    return plan(FILE_EVENTS, ("TTree", "Parquet"))
 
 
 def _sizes(tmp: Path, samples: list[str]) -> list[Path]:

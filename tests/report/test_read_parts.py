@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paired_records import plan
 
 from analysis.report.tables import load_reads, steady_throughput, tabulate
 from analysis.stats import (
@@ -146,14 +147,7 @@ def _side(rates: tuple[float, ...], setup: float) -> list[dict]:
 
 
 def _plan() -> dict:
-    return {"formats": [{"name": f, "label": f, "adapter": f, "variants": ["none"],
-                         "readers": [r]} for f, r in (("ttree", "rdf"), ("parquet", "pyarrow"))],
-            "pairs": [{"label": "uncompressed",
-                       "ttree": {"format": "ttree", "variant": "none", "reader": "rdf"},
-                       "parquet": {"format": "parquet", "variant": "none",
-                                   "reader": "pyarrow"}}],
-            "selections": [{"name": "all", "branches": "*"}], "threads": [1],
-            "file_events": FILE_EVENTS, "config": {"results": "r"}}
+    return plan(FILE_EVENTS)
 
 
 @pytest.fixture
