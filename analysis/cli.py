@@ -263,9 +263,13 @@ def _pair_parser(sub) -> None:
                        help="its size record from convert (bytes per branch, proofs, digest)")
     q.add_argument("--selection", type=_selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
-    q.add_argument("--rounds", type=int, default=3,
-                   help="fresh processes per side (each gives one first read)")
-    _stopping_arguments(q, "repeat pairs", 20, 6, "one selection")
+    from analysis.measure import timing
+
+    q.add_argument("--rounds", type=int, default=timing.PAIR_ROUNDS,
+                   help="the fewest rounds: fresh processes per side (each gives one first "
+                        "read); intervals are taken over rounds")
+    _stopping_arguments(q, "repeat pairs", timing.PAIR_MAX_REPETITIONS,
+                        timing.PAIR_MIN_REPETITIONS, "rounds past --rounds")
     q.add_argument("--max-load", type=float, default=0.25,
                    help="discard a pair during which other processes used more than this "
                         "share of the CPUs")
@@ -483,6 +487,18 @@ def cmd_bench_compare_runs(a: argparse.Namespace) -> None:
     print("\n".join(compare_runs(a.dir_a, a.dir_b)))
 
 
+def cmd_bench_rounds(a: argparse.Namespace) -> None:
+    from analysis.report.rounds import report
+
+    text = "\n".join(report(a.pairs)) + "\n"
+    print(text, end="")
+    if a.output:
+        from analysis.atomic import atomic_path
+
+        with atomic_path(a.output) as out:
+            Path(out).write_text(text)
+
+
 def _bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
     bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
@@ -523,6 +539,11 @@ def _bench_parser(sub) -> None:
     cr.add_argument("dir_a", metavar="DIR_A")
     cr.add_argument("dir_b", metavar="DIR_B")
     cr.set_defaults(func=cmd_bench_compare_runs)
+    ro = bsub.add_parser("rounds", help="how far a pair job's rounds (fresh processes) land "
+                         "apart, against what their repeat pairs alone would let them")
+    ro.add_argument("pairs", help="a results directory, its pairs/, or one pair record")
+    ro.add_argument("-o", "--output", help="also write the report here")
+    ro.set_defaults(func=cmd_bench_rounds)
 
 
 def _task_numbers(text: str) -> list[int]:

@@ -1,12 +1,18 @@
 """What one paired measurement says (:mod:`analysis.measure.pairs` writes it): per selection,
 each side's first read and repeated reads, and their ROOT / Parquet ratios with intervals taken
-over the *pairs*.
+over the *rounds* (fresh process pairs).
 
 One home for these numbers: the tables, the figures and ``hepfmt bench reproduce`` all read them
 from here. Two reads of a pair share the machine's state at that moment, so the ratio of each
-pair cancels what they share, and the median of the per-pair ratios with its order-statistic
-interval (:func:`analysis.stats.median_interval`, distribution-free) is the ratio and its
-interval, with the coverage the number of pairs gives (never "95%" below six pairs).
+pair cancels what they share. What a pair does not cancel is the process: two fresh processes
+reading the same file differ by more than one process's repeats do (memory layout, which
+allocator arenas and library caches they end up with), and a second run of the study is new
+processes. So the repeats' unit is the round: each round's median over its repeat pairs, and the
+median of those with its order-statistic interval (:func:`analysis.stats.median_interval`,
+distribution-free) over the rounds; the first reads are one per round already. The coverage is
+what the number of rounds gives (never "95%" below six). A measurement of one round can only
+give an interval over its pairs, and says so (``interval_method``): it leaves out the
+process-to-process spread.
 
 Quantities, each ROOT over Parquet so that above 1 means ROOT is faster or larger:
 
@@ -19,6 +25,7 @@ Quantities, each ROOT over Parquet so that above 1 means ROOT is faster or large
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -51,11 +58,35 @@ def _value(quantity: str, rep: dict, n_events: int, file_events: int) -> float:
     return float((p["open_s"] or 0.0) + p["setup_s"] + file_events / rate)
 
 
+#: How an interval was taken, per kind of read (the one-round fallback: :data:`WITHIN_ROUND`).
+METHODS = {"first": "first reads, one per round of fresh processes",
+           "repeats": "rounds of fresh processes (each round's median over its repeat pairs)"}
+WITHIN_ROUND = "repeat pairs of one round (the spread between processes is not in it)"
+
+
 def _pairs(selection: dict, read: str) -> list[dict]:
     """The kept pairs of one kind of read, over every round."""
+    return [p for group in _groups(selection, read) for p in group]
+
+
+def _groups(selection: dict, read: str) -> list[list[dict]]:
+    """The kept pairs of one kind of read, one list per round that has any."""
     if read == "first":
-        return [r["first"] for r in selection["rounds"] if r["first"]["kept"]]
-    return [p for r in selection["rounds"] for p in r["repeats"] if p["kept"]]
+        groups = [[r["first"]] if r["first"]["kept"] else [] for r in selection["rounds"]]
+    else:
+        groups = [[p for p in r["repeats"] if p["kept"]] for r in selection["rounds"]]
+    return [g for g in groups if g]
+
+
+def _units(selection: dict, read: str, value: Callable[[dict], float]) -> tuple[
+        list[float], str, str]:
+    """What an interval is taken over: one value per round (a first read's, or the median of a
+    round's repeats), or with only one round of repeats its pairs; with how, and the unit."""
+    groups = _groups(selection, read)
+    if read == "first" or len(groups) >= 2:
+        return [float(np.median([value(p) for p in g])) for g in groups], METHODS[read], \
+            "rounds"
+    return [value(p) for g in groups for p in g], WITHIN_ROUND, "pairs"
 
 
 def _interval(values: list[float]) -> dict:
@@ -93,7 +124,8 @@ def side_rows(doc: dict) -> list[dict]:
                     v = [p[key] for p in each if p[key] is not None]
                     return float(np.median(v)) if len(v) == len(each) else None
 
-                t = _interval([r["wall_s"] for r in reps])
+                times, method, unit = _units(sel, read, lambda p, s=s: p[s]["wall_s"])
+                t = _interval(times)
                 rows.append({
                     "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
                     "cluster_size": doc["cluster_size"], "threads": doc["threads"],
@@ -101,7 +133,8 @@ def side_rows(doc: dict) -> list[dict]:
                     "format": doc["sides"][s]["format"], "variant": doc["sides"][s]["variant"],
                     "reader": doc["sides"][s]["reader"],
                     "median_s": t["value"], "lo_s": t["lo"], "hi_s": t["hi"],
-                    "coverage": t["coverage"], "n": t["n"],
+                    "coverage": t["coverage"], "n": len(reps), "n_over": t["n"],
+                    "over": unit, "interval_method": method,
                     "events_per_s": doc["n_events"] / t["value"],
                     "open_s": med("open_s"), "setup_s": med("setup_s"),
                     "events_per_s_steady": med("events_per_s_steady"),
@@ -117,7 +150,7 @@ def side_rows(doc: dict) -> list[dict]:
 
 def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
     """Per selection × kind of read × quantity: the ROOT / Parquet ratio, the median of the
-    per-pair ratios, with its interval and coverage over the pairs."""
+    per-pair ratios, with its interval and coverage over the rounds (:func:`_units`)."""
     file_events = int(file_events or doc.get("file_events") or 1_000_000)
     rows = []
     for sel in doc["selections"]:
@@ -127,18 +160,19 @@ def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
                 continue
             for q in QUANTITIES:
                 f = _ratio(q)
-                ratios = [f(_value(q, p["ttree"], doc["n_events"], file_events),
-                            _value(q, p["parquet"], doc["n_events"], file_events))
-                          for p in pairs]
-                r = _interval(ratios)
+                def ratio(p: dict, f=f, q=q) -> float:
+                    return f(_value(q, p["ttree"], doc["n_events"], file_events),
+                             _value(q, p["parquet"], doc["n_events"], file_events))
+
+                values, method, unit = _units(sel, read, ratio)
+                r = _interval(values)
                 rows.append({
                     "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
                     "cluster_size": doc["cluster_size"], "threads": doc["threads"],
                     "selection": sel["selection"], "read": read, "quantity": q,
                     "ratio": r["value"], "ratio_lo": r["lo"], "ratio_hi": r["hi"],
-                    "coverage": r["coverage"], "n_pairs": r["n"],
-                    "interval_method": "paired repetitions" if read == "repeats"
-                    else "first reads, one per round of fresh processes",
+                    "coverage": r["coverage"], "n_pairs": len(pairs), "n_over": r["n"],
+                    "over": unit, "interval_method": method,
                     "file_events": file_events if q == "file_time" else None,
                     "ttree_reader": doc["sides"]["ttree"]["reader"],
                     "parquet_reader": doc["sides"]["parquet"]["reader"],
@@ -151,3 +185,29 @@ def summarize_pair(doc: dict, file_events: int | None = None) -> dict:
     """Both views of one record: ``sides`` (:func:`side_rows`) and ``ratios``
     (:func:`ratio_rows`)."""
     return {"sides": side_rows(doc), "ratios": ratio_rows(doc, file_events)}
+
+
+def round_spread(doc: dict) -> list[dict]:
+    """Per selection: how much the rounds' median ratios (``rate``, Parquet's wall time over
+    ROOT's; log scale) spread, next to what their own repeat pairs would let them spread if
+    rounds differed by nothing else (the pooled within-round standard deviation over the square
+    root of the pairs a round's median rests on: exact for two, a lower bound for more, where a
+    median is noisier than a mean). A ``factor`` above 1 is the process-to-process spread that
+    makes rounds, not pairs, the unit of the intervals (``hepfmt bench rounds``)."""
+    out = []
+    for sel in doc["selections"]:
+        groups = [[math.log(p["parquet"]["wall_s"] / p["ttree"]["wall_s"]) for p in g]
+                  for g in _groups(sel, "repeats")]
+        multi = [g for g in groups if len(g) >= 2]
+        within = math.sqrt(float(np.mean([np.var(g, ddof=1) for g in multi]))) \
+            if multi else math.nan
+        k = min((len(g) for g in groups), default=0)
+        between = float(np.std([np.median(g) for g in groups], ddof=1)) \
+            if len(groups) >= 2 else math.nan
+        expected = within / math.sqrt(k) if k else math.nan
+        out.append({"pair": doc["pair"], "cluster_size": doc["cluster_size"],
+                    "selection": sel["selection"], "rounds": len(groups),
+                    "pairs_per_round": k, "within_sd": within, "between_sd": between,
+                    "expected_sd": expected,
+                    "factor": between / expected if expected > 0 else math.nan})
+    return out

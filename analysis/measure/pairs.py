@@ -24,9 +24,11 @@ either side's interval says (issue 24). So a pairing is measured here, in one jo
 * every scan's marks must satisfy :func:`analysis.measure.invariants.check` (the worker checks
   them, as every timed scan does) before the record is written.
 
-Rounds: the first ``rounds`` give one first read each; repeats are spread over them
-(``ceil(min_repetitions / rounds)`` each), and the last round continues until the repeats'
-ratio is sharp (:func:`analysis.stats.sharp`), the budget is spent, or ``max_repetitions``.
+Rounds are the unit of every interval (:mod:`analysis.paired`: two fresh processes differ by
+more than one process's repeats do). Each round takes ``ceil(min_repetitions / rounds)`` repeat
+pairs; after the first ``rounds``, further rounds are taken while the rounds' ratio is not sharp
+(:func:`analysis.stats.sharp` over the round medians), the budget lasts, and the repeats stay
+within ``max_repetitions``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import json
 import math
 import os
 import select
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,7 +60,12 @@ from analysis.measure.reads import (
     timed_scan,
     verify_read,
 )
-from analysis.measure.timing import Stopping
+from analysis.measure.timing import (
+    PAIR_MAX_REPETITIONS,
+    PAIR_MIN_REPETITIONS,
+    PAIR_ROUNDS,
+    Stopping,
+)
 from analysis.paired import SIDES, summarize_pair
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
@@ -91,11 +99,11 @@ class PairSpec:
     parquet: PairSide
     selections: dict[str, list[str]] = field(default_factory=dict)
     threads: int = 1
-    rounds: int = 3
+    rounds: int = PAIR_ROUNDS  # the fewest
     precision: float = 0.05
     budget_s: float = 60.0
-    min_repetitions: int = 6
-    max_repetitions: int = 20
+    min_repetitions: int = PAIR_MIN_REPETITIONS  # over the first ``rounds`` rounds
+    max_repetitions: int = PAIR_MAX_REPETITIONS
     #: a pair whose scans saw other processes use more than this share of the CPUs is discarded
     max_load: float = 0.25
     timeout: float = 3600.0
@@ -314,11 +322,9 @@ def _start(spec: PairSpec, name: str, n_events: int, naive: float, tmp: Path
     return workers
 
 
-def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: int,
-           stop: Stopping, started: float, last: bool) -> dict:
-    """One round: the first-read pair, then ``repeats`` kept repeat pairs (the last round: on
-    until the kept repeats of every round are sharp, the budget is spent or the most are
-    reached). None when the first pair was discarded for load."""
+def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: int) -> dict:
+    """One round: the first-read pair, then ``repeats`` kept repeat pairs; its first pair not
+    kept (load) leaves the round without repeats, to be taken again."""
     own = [os.getpid(), *(w.proc.pid for w in workers.values())]
     # A window never reaches into another round (other processes were ours then), and a load
     # window needs MIN_WINDOW_S of history: the machine is watched, idle, until one window of
@@ -336,24 +342,13 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
     if not first["kept"]:
         return rnd
     i = 1
-    while True:
-        kept = [p for r in [*state.rounds, rnd] for p in r["repeats"] if p["kept"]]
-        n = len(kept)
-        if n >= stop.max_repetitions:
-            break
-        mine = sum(p["kept"] for p in rnd["repeats"])
-        if not last and mine >= repeats:
-            break
-        if last and n >= stop.min_repetitions:
-            ratios = [p["parquet"]["wall_s"] / p["ttree"]["wall_s"] for p in kept]
-            if sharp(ratios, stop.precision) or time.perf_counter() - started >= stop.budget_s:
-                break
+    while sum(p["kept"] for p in rnd["repeats"]) < repeats:
         p = state.pair(workers, order(i), own)
         rnd["repeats"].append(p)
         if not p["kept"]:  # the next pair starts once the machine is quiet again
             state.discarded += 1
             state.samples = [state.quiet(own)]
-        if state.discarded > 3 * stop.max_repetitions + 3:
+        if state.discarded > 3 * state.spec.max_repetitions + 3:
             raise VerificationError(
                 state.spec.ttree.path, f"the machine is too busy to time pair "
                 f"{state.spec.label!r}: other processes used up to "
@@ -363,19 +358,42 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
     return rnd
 
 
+def _round_ratios(rounds: list[dict]) -> list[float]:
+    """Each round's median Parquet / ROOT wall-time ratio over its kept repeats: what the
+    repeats' interval is taken over (:mod:`analysis.paired`)."""
+    out = []
+    for r in rounds:
+        kept = [p for p in r["repeats"] if p["kept"]]
+        if kept:
+            out.append(float(statistics.median(
+                p["parquet"]["wall_s"] / p["ttree"]["wall_s"] for p in kept)))
+    return out
+
+
+def _more(spec: PairSpec, stop: Stopping, rounds: list[dict], started: float,
+          per_round: int) -> bool:
+    """Whether to take another round: always until ``rounds``; past them while the rounds'
+    ratio is not sharp, the budget lasts and another round stays within the most repeats."""
+    if len(rounds) < spec.rounds:
+        return True
+    kept = sum(p["kept"] for r in rounds for p in r["repeats"])
+    return (kept + per_round <= stop.max_repetitions
+            and time.perf_counter() - started < stop.budget_s
+            and not sharp(_round_ratios(rounds), stop.precision))
+
+
 def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
                       tmp: Path) -> dict:
     """Every round of one selection (see the module docstring)."""
     stop = spec.stopping()
     state = _Selection(spec, name, n_events)
-    per_round = math.ceil(stop.min_repetitions / spec.rounds)
+    per_round = max(1, math.ceil(stop.min_repetitions / spec.rounds))
     started = time.perf_counter()
-    index = tries = 0
-    while index < spec.rounds:
+    tries = 0
+    while _more(spec, stop, state.rounds, started, per_round):
         workers = _start(spec, name, n_events, naive, tmp)
         try:
-            rnd = _round(state, workers, index, per_round, stop, started,
-                         index == spec.rounds - 1)
+            rnd = _round(state, workers, len(state.rounds), per_round)
         finally:
             for w in workers.values():
                 w.close()
@@ -389,7 +407,6 @@ def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
                     f"reads (limit {spec.max_load:.0%})")
             continue
         state.rounds.append(rnd)
-        index += 1
     return {"selection": name, "n_branches": len(spec.selections[name]),
             "rounds": state.rounds, "discarded": state.discarded,
             "worst_other_cpu_share": state.worst_share, "waited_for_quiet_s": state.waited_s}

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 
 from analysis.stats import sharp
 
+#: A pair job's defaults (``hepfmt pair``; ``compare`` in the config schema says the same): its
+#: intervals are taken over rounds of fresh processes, and six rounds give 95%; two repeat
+#: pairs per round; at most 24 repeat pairs in all.
+PAIR_ROUNDS, PAIR_MIN_REPETITIONS, PAIR_MAX_REPETITIONS = 6, 12, 24
+
 #: The fewest timed repetitions of an analysis query in each cache mode (``hepfmt query``
 #: makes exactly as many as it is given, ``measure.repetitions`` in the workflow).
 QUERY_MIN_REPETITIONS = 5

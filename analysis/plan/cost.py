@@ -318,8 +318,9 @@ def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> Me
 
 def pair_job(config: Mapping, job: study.PairJob) -> MeasureCost:
     """A ``hepfmt pair`` job: the job's own start-up and, per round, a fresh process for each
-    side; then ``rounds`` first-read pairs and the repeat pairs, as many as the budget allows
-    between ``min_repetitions`` and ``repetitions`` (each pair reads both files)."""
+    side; then per round its first-read pair and ``ceil(min_repetitions / rounds)`` repeat
+    pairs (each pair reads both files). Rounds past ``rounds`` (taken while the ratio is not
+    sharp and ``budget_s`` lasts) are not foreseeable: at most the budget more."""
     s = study.pair_settings(dict(config), job)
     n_events = sample_events(config, job.sample)
     width = dict(zip(config["measure"]["selections"], selection_widths(config, job.sample),
@@ -328,7 +329,8 @@ def pair_job(config: Mapping, job: study.PairJob) -> MeasureCost:
     start = FILE_OVERHEAD_DEFAULT_S + s["rounds"] * sum(
         START_S.get((side.reader, f.adapter), max(START_S.values())) for f, side in sides)
     pair_s = sum(read_seconds(side.reader, f.adapter, n_events, width) for f, side in sides)
-    timed = (s["rounds"] + repetitions(pair_s, s)) * pair_s
+    per_round = max(1, math.ceil(s["min_repetitions"] / s["rounds"]))
+    timed = s["rounds"] * (1 + per_round) * pair_s
     return MeasureCost(start, 0.0, timed)
 
 

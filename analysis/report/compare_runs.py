@@ -3,9 +3,21 @@ ratio measured again says?
 
 A ratio's interval claims where its true value lies. If that claim holds, a second run of the
 same pairing (later on the same machine: ``hepfmt bench reproduce``; or on another machine:
-``hepfmt bench compare-runs``) gives a median inside the first run's interval, and the first's
-lies inside the second's: the two *agree*. Where they do not, the interval understated what
-moves between runs (issue 24). Between machines the ratios may differ for real (another CPU,
+``hepfmt bench compare-runs``) gives a median close to the first's. Two tests, both printed:
+
+* *each inside*: each run's median lies inside the other's interval (issue 24's wording). Even
+  when nothing changed between the runs this fails for some ratios, since the second median is
+  itself noisy: with 95% intervals of the median it holds for only ~83% of ratios (six rounds),
+  79% (twelve), 92% (eight, whose narrowest 95% interval is 99%). :func:`expected` simulates the
+  rate for the rounds each ratio rests on, so a shortfall can be read against it;
+* *consistent* (``agree``): the two medians differ by no more than their intervals' combined
+  half-widths, ``|ln a - ln b| <= sqrt(h_a^2 + h_b^2)`` with each half-width taken on the side
+  facing the other median: the two-sample test a 95% interval supports, which a sound interval
+  passes ~98% of the time when nothing changed (:func:`expected`). A median inside the other's
+  interval is always consistent.
+
+Where a test fails more often than :func:`expected` says, the intervals understated what moves
+between runs (issue 24). Between machines the ratios may differ for real (another CPU,
 another cache size); there the *factor* between them and whether the intervals overlap say how
 far a ratio carries from one machine to another.
 
@@ -22,9 +34,11 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis.errors import InputError
+from analysis.stats import median_interval
 
 #: What names one ratio, in the order the lines show it; a table has some of these columns.
 KEYS = ("sample", "pair", "ttree", "parquet", "cluster_size", "selection", "read", "quantity",
@@ -56,9 +70,10 @@ def normalize(table: pd.DataFrame, where: str = "table") -> pd.DataFrame:
     for k in keys:
         out[k] = out[k].map(_key_text)
     out = out.rename(columns={value: "value", "ratio_lo": "lo", "ratio_hi": "hi"})
-    if "coverage" not in out.columns:
-        out["coverage"] = math.nan
-    return out[[*keys, "value", "lo", "hi", "coverage"]]
+    for c in ("coverage", "n_over"):
+        if c not in out.columns:
+            out[c] = math.nan
+    return out[[*keys, "value", "lo", "hi", "coverage", "n_over"]]
 
 
 def _key_text(v: object) -> str:
@@ -75,10 +90,46 @@ def _inside(x: pd.Series, lo: pd.Series, hi: pd.Series) -> pd.Series:
     return (lo <= x) & (x <= hi)
 
 
+def consistent(a: float, lo_a: float, hi_a: float, b: float, lo_b: float, hi_b: float
+               ) -> bool:
+    """Whether two positive medians differ by no more than their intervals' half-widths facing
+    each other, combined in quadrature, on a log scale (ratios multiply)."""
+    if min(a, lo_a, hi_a, b, lo_b, hi_b) <= 0:
+        return False
+    h_a, h_b = (math.log(hi_a / a), math.log(b / lo_b)) if b >= a else \
+        (math.log(a / lo_a), math.log(hi_b / b))
+    return abs(math.log(a / b)) <= math.hypot(h_a, h_b)
+
+
+def expected(pairs: Sequence[tuple[int, int]], trials: int = 4000, seed: int = 1
+             ) -> dict[str, float]:
+    """The share of ratios each test passes when nothing changed between the runs: both runs'
+    ``n`` values drawn from one distribution (lognormal; *each inside* is distribution-free
+    for odd ``n``, since it depends on ranks only), intervals by
+    :func:`analysis.stats.median_interval`, averaged over ``pairs`` of (``n`` in run A, in
+    run B)."""
+    rng = np.random.default_rng(seed)
+    rates: dict[tuple[int, int], tuple[float, float]] = {}
+    for na, nb in set(pairs):
+        each = cons = 0
+        for _ in range(trials):
+            xa, xb = rng.lognormal(0, 0.1, na), rng.lognormal(0, 0.1, nb)
+            ia, ib = median_interval(list(xa)), median_interval(list(xb))
+            ma, mb = float(np.median(xa)), float(np.median(xb))
+            each += (ib["lo_s"] <= ma <= ib["hi_s"]) and (ia["lo_s"] <= mb <= ia["hi_s"])
+            cons += consistent(ma, ia["lo_s"], ia["hi_s"], mb, ib["lo_s"], ib["hi_s"])
+        rates[(na, nb)] = (each / trials, cons / trials)
+    if not pairs:
+        return {"each_inside": math.nan, "consistent": math.nan}
+    return {"each_inside": sum(rates[p][0] for p in pairs) / len(pairs),
+            "consistent": sum(rates[p][1] for p in pairs) / len(pairs)}
+
+
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Ratio by ratio (the key columns both runs have): both values and intervals, whether each
-    value lies inside the other's interval (``agree``: both do), whether the intervals
-    overlap, and the factor ``b / a``. ``measurable`` is False where either interval is not a
+    value lies inside the other's interval (``each_inside``: both do), whether the two are
+    consistent (``agree``, :func:`consistent`), whether the intervals overlap, and the factor
+    ``b / a``. ``measurable`` is False where either interval is not a
     number; those rows say nothing about agreement."""
     a, b = normalize(a, "run A"), normalize(b, "run B")
     keys = [k for k in KEYS if k in a.columns and k in b.columns]
@@ -91,7 +142,10 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     m["measurable"] = m[["lo_a", "hi_a", "lo_b", "hi_b"]].notna().all(axis=1)
     m["a_in_b"] = _inside(m["value_a"], m["lo_b"], m["hi_b"])
     m["b_in_a"] = _inside(m["value_b"], m["lo_a"], m["hi_a"])
-    m["agree"] = m["a_in_b"] & m["b_in_a"]
+    m["each_inside"] = m["a_in_b"] & m["b_in_a"]
+    m["agree"] = [bool(ok) and consistent(*v) for ok, *v in zip(
+        m["measurable"], m["value_a"], m["lo_a"], m["hi_a"], m["value_b"], m["lo_b"],
+        m["hi_b"], strict=True)]
     m["overlap"] = (m["lo_a"] <= m["hi_b"]) & (m["lo_b"] <= m["hi_a"])
     m["factor"] = m["value_b"] / m["value_a"]
     m.attrs["only_a"] = len(a) - len(m)
@@ -99,16 +153,32 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return m
 
 
-def agreement(table: pd.DataFrame) -> tuple[int, int]:
-    """(ratios that agree, ratios with both intervals)."""
+def agreement(table: pd.DataFrame, test: str = "agree") -> tuple[int, int]:
+    """(ratios that pass ``test``: ``agree`` or ``each_inside``, ratios with both intervals)."""
     measurable = table[table["measurable"]]
-    return int(measurable["agree"].sum()), len(measurable)
+    return int(measurable[test].sum()), len(measurable)
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k / n:.0%}" if n else "n/a"
 
 
 def agreement_text(table: pd.DataFrame) -> str:
+    """Both tests' counts, each with what it would be if nothing changed between the runs
+    (where the rounds each interval rests on are known)."""
     agree, n = agreement(table)
-    share = f"{agree / n:.0%}" if n else "n/a"
-    return f"{agree} of {n} ratios agree ({share})"
+    inside, _ = agreement(table, "each_inside")
+    m = table[table["measurable"]]
+    known = m[m["n_over_a"].notna() & m["n_over_b"].notna()]
+    exp = expected([(int(x), int(y)) for x, y in zip(known["n_over_a"], known["n_over_b"],
+                                                      strict=True)]) if len(known) else None
+
+    def null(test: str) -> str:
+        return f"; {exp[test]:.0%} expected if nothing changed" if exp else ""
+
+    return (f"{agree} of {n} ratios agree ({_share(agree, n)}: medians consistent with both "
+            f"intervals{null('consistent')}); each median inside the other's interval: "
+            f"{inside} of {n} ({_share(inside, n)}{null('each_inside')})")
 
 
 def _number(v: float) -> str:
@@ -139,7 +209,7 @@ def _label_columns(table: pd.DataFrame) -> list[str]:
             and (k in SHOWN or table[k].nunique() > 1)]
 
 
-def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
             for r in rows]
@@ -153,7 +223,7 @@ def lines(table: pd.DataFrame, names: tuple[str, str] = ("A", "B"),
     a, b = names
     label = _label_columns(table)
     head = [*(k.replace("cluster_size", "cluster") for k in label), a, b,
-            f"{a} in {b}", f"{b} in {a}", "agree"]
+            f"{a} in {b}", f"{b} in {a}", "consistent"]
     if factor:
         head += [f"{b}/{a}", "overlap"]
     rows = [head]
@@ -164,7 +234,7 @@ def lines(table: pd.DataFrame, names: tuple[str, str] = ("A", "B"),
         if factor:
             row += [_number(r["factor"]), _yes(r["overlap"], ok)]
         rows.append(row)
-    return _aligned(rows)
+    return aligned(rows)
 
 
 def factor_summary(table: pd.DataFrame, names: tuple[str, str] = ("A", "B")) -> list[str]:
@@ -178,7 +248,7 @@ def factor_summary(table: pd.DataFrame, names: tuple[str, str] = ("A", "B")) -> 
         overlap = int(t[t["measurable"]]["overlap"].sum())
         med = f"{f.median():.3f}" if len(f) else "n/a"
         out.append(f"{q}: median {b}/{a} factor {med} over {len(f)} ratios; "
-                   f"intervals overlap in {overlap} of {n}, agree in {agree} of {n}")
+                   f"intervals overlap in {overlap} of {n}, consistent in {agree} of {n}")
     return out
 
 

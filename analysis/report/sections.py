@@ -179,10 +179,16 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
 
 def _ratio_cells(rows: pd.DataFrame, suffix: str = "") -> list[str]:
     """One quantity's ratio cells, its columns named with ``suffix``: the interval's coverage
-    and pairs given wherever it is below 95%."""
+    and the rounds (or pairs) it rests on given wherever it is below 95%."""
     cols = (f"{c}{suffix}" for c in ("ratio_mean", "ratio_lo", "ratio_hi", "coverage",
-                                     "n_pairs"))
-    return [_interval(*v[:4], 3, v[4]) for v in zip(*(rows[c] for c in cols), strict=True)]
+                                     "n_over", "over"))
+    return [_interval(*v[:4], 3, v[4], _unit(v[5]))
+            for v in zip(*(rows[c] for c in cols), strict=True)]
+
+
+def _unit(over: object) -> str:
+    """What an interval rests on (``rounds`` of fresh processes, or ``pairs``)."""
+    return "pairs" if pd.isna(over) or not over else str(over)
 
 
 def _method(ttree: str, parquet: str) -> str:
@@ -195,8 +201,8 @@ def _method(ttree: str, parquet: str) -> str:
 READS_MEANING = ("read: first = the first read in a fresh process (one per round), repeats = "
                  "the reads after it in the same process")
 #: How a ratio's interval is printed, said in the headings of the tables that print one.
-INTERVALS_MEANING = ("intervals 95% unless a coverage is given in brackets, with the pairs it "
-                     "rests on")
+INTERVALS_MEANING = ("intervals over rounds of fresh processes, 95% unless a coverage is given "
+                     "in brackets with the rounds (or pairs) it rests on")
 
 
 def _lead_section(ratios: pd.DataFrame) -> list[Section]:
@@ -269,8 +275,8 @@ def pair_sections(pairs: pd.DataFrame) -> list[Section]:
             "read": d.read,
             "file": d.get("label", d.format) + " " + d.variant,
             "reader": d.reader,
-            "time (s) [interval]": [_interval(*v[:4], 4, v[4]) for v in zip(
-                d.median_s, d.lo_s, d.hi_s, d.coverage, d.n_pairs, strict=True)],
+            "time (s) [interval]": [_interval(*v[:4], 4, v[4], _unit(v[5])) for v in zip(
+                d.median_s, d.lo_s, d.hi_s, d.coverage, d.n_over, d.over, strict=True)],
             "events/s": d.events_per_s.map(_num),
             "open (s)": d.open_s.map(_num),
             "set-up (s)": d.setup_s.map(_num),

@@ -71,13 +71,14 @@ RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "read", "mode
 RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified", "cpu"]
 #: A ratio row's value and how sure it is: ``ratio_mean`` is the value (one sample: the paired
 #: median; several: the mean over samples), [``ratio_lo``, ``ratio_hi``] its interval of at
-#: least ``coverage``, found as ``interval_method`` says; ``n_pairs`` the kept pairs (several
+#: least ``coverage``, found as ``interval_method`` says, over ``n_over`` values of what ``over``
+#: names (rounds of fresh processes, or pairs); ``n_pairs`` the kept pairs (several
 #: samples: the fewest of any), ``discarded`` the pairs discarded for load and
 #: ``worst_other_cpu_share`` the most of the CPUs other processes took during any scan;
 #: ``file_events`` the file length a ``file_time`` ratio is stated at; how each side's
 #: throughput was found. The quantities are :data:`analysis.paired.QUANTITIES`.
 RATIO_COLUMNS = [*RATIO_KEYS, "ratio_mean", "ratio_std", "n_samples", "ratio_lo", "ratio_hi",
-                 "coverage", "interval_method", "n_pairs", "discarded",
+                 "coverage", "interval_method", "n_over", "over", "n_pairs", "discarded",
                  "worst_other_cpu_share", "file_events", "throughput_method_ttree",
                  "throughput_method_parquet", *RATIO_EXTRA]
 #: The throughput method of a read whose own chunks separate its set-up from its rate.
@@ -405,7 +406,8 @@ def _over_samples(g: pd.DataFrame) -> dict:
                    interval_method=f"samples (t, n={k})")
     return {**out, **{c: _first(g, c) for c in ("ttree_reader", "parquet_reader",
                                                 "file_events")},
-            "n_pairs": g.n_pairs.min(), "discarded": g.discarded.sum(min_count=1),
+            "n_pairs": g.n_pairs.min(), "n_over": g.n_over.min(), "over": joined(g.over),
+            "discarded": g.discarded.sum(min_count=1),
             "worst_other_cpu_share": g.worst_other_cpu_share.max(),
             "throughput_method_ttree": joined(g.throughput_method_ttree),
             "throughput_method_parquet": joined(g.throughput_method_parquet),
@@ -425,7 +427,7 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> p
     out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g)}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
     return pd.DataFrame(out, columns=RATIO_COLUMNS).astype(
-        {"file_events": "Int64", "n_pairs": "Int64", "discarded": "Int64"})
+        {"file_events": "Int64", "n_pairs": "Int64", "n_over": "Int64", "discarded": "Int64"})
 
 
 #: One row of the ``pairs`` table: a side's read of one paired measurement.
@@ -436,7 +438,8 @@ PAIR_SIDE_KEYS = ["pair", "cluster_size", "selection", "threads", "read", "side"
 #: samples the mean of each (of each bound of the interval, with the smallest coverage and the
 #: fewest pairs), memory and other processes' CPU share the most.
 PAIR_COLUMNS = [*PAIR_SIDE_KEYS, "format", "variant", "reader", "median_s", "lo_s", "hi_s",
-                "coverage", "n_pairs", "n_samples", "events_per_s", "open_s", "setup_s",
+                "coverage", "n_pairs", "n_over", "over", "n_samples", "events_per_s", "open_s",
+                "setup_s",
                 "events_per_s_steady", "cpu_s", "minflt", "read_peak_mb",
                 "other_cpu_share_max", "cpu"]
 
@@ -451,7 +454,8 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
     d = sides.assign(**{c: pd.to_numeric(sides[c]) for c in mean})
     t = d.groupby(PAIR_SIDE_KEYS, sort=False).agg(
         format=("format", "first"), variant=("variant", "first"), reader=("reader", "first"),
-        coverage=("coverage", "min"), n_pairs=("n", "min"), n_samples=("sample", "nunique"),
+        coverage=("coverage", "min"), n_pairs=("n", "min"), n_over=("n_over", "min"),
+        over=("over", joined), n_samples=("sample", "nunique"),
         read_peak_mb=("read_peak_rss_bytes", lambda x: x.max() / 2**20),
         other_cpu_share_max=("other_cpu_share_max", "max"), cpu=("cpu", joined),
         **mean).reset_index()

@@ -23,11 +23,14 @@ from analysis.errors import ConfigError, InputError
 from analysis.measure import reproduce as rp
 from analysis.measure.pairs import PairSide, PairSpec
 from analysis.paired import QUANTITIES, READS
-from analysis.report.compare_runs import two_passes
+from analysis.report.compare_runs import consistent, two_passes
 from analysis.samples.source import sidecar_path
 
-SUMMARY = re.compile(r"^(\d+) of (\d+) ratios agree \((\d+%|n/a)\), (idle|with \d+ CPU-bound "
-                     r"process(es)?), CPU .+, load: worst other-CPU share \d+%$")
+SUMMARY = re.compile(r"^(\d+) of (\d+) ratios agree \((\d+%|n/a): medians consistent with both "
+                     r"intervals(; \d+% expected if nothing changed)?\); each median inside "
+                     r"the other's interval: (\d+) of \d+ \((\d+%|n/a)(; \d+% expected if "
+                     r"nothing changed)?\), (idle|with \d+ CPU-bound process(es)?), CPU .+, "
+                     r"load: worst other-CPU share \d+%$")
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +85,11 @@ def test_the_report_is_every_ratio_then_one_summary_line(twice) -> None:
     assert out[0].split()[:7] == ["pair", "cluster", "selection", "read", "quantity", "run",
                                   "1"]
     m = SUMMARY.match(out[-1])
-    assert m and m.group(4) == "idle", out[-1]
-    # the agreement the report counts, from the rows themselves: each median inside the
-    # other's interval, ratios without an interval not counted
-    agree = total = 0
+    assert m and m.group(8) == "idle", out[-1]
+    # the counts the report gives, from the rows themselves: each median inside the other's
+    # interval (a median inside one interval is always consistent), ratios without an interval
+    # not counted
+    agree = inside = total = 0
     for a, b, line in zip(rep.first, rep.second, out[1:1 + n], strict=True):
         assert line.split()[:5] == ["zstd", "250", "ten", a["read"], a["quantity"]]
         if any(math.isnan(r[k]) for r in (a, b) for k in ("ratio_lo", "ratio_hi")):
@@ -93,9 +97,11 @@ def test_the_report_is_every_ratio_then_one_summary_line(twice) -> None:
             continue
         both = (b["ratio_lo"] <= a["ratio"] <= b["ratio_hi"]
                 and a["ratio_lo"] <= b["ratio"] <= a["ratio_hi"])
-        assert line.split()[-1] == ("yes" if both else "no")
-        agree, total = agree + both, total + 1
-    assert (int(m.group(1)), int(m.group(2))) == (agree, total)
+        ok = consistent(a["ratio"], a["ratio_lo"], a["ratio_hi"], b["ratio"], b["ratio_lo"],
+                        b["ratio_hi"])
+        assert line.split()[-1] == ("yes" if ok else "no") and (ok or not both)
+        agree, inside, total = agree + ok, inside + both, total + 1
+    assert (int(m.group(1)), int(m.group(2)), int(m.group(5))) == (agree, total, inside)
     assert total > 0
 
 

@@ -98,8 +98,8 @@ def test_slow_codecs_and_thread_sweeps_cost_more() -> None:
 
 
 def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
-    """rounds x (both sides' start-ups) + (rounds + repeats) x (both sides' reads), the
-    repeats as the budget allows between min_repetitions and repetitions."""
+    """rounds x (both sides' start-ups) + rounds x (first + repeats per round) x (both sides'
+    reads), ceil(min_repetitions / rounds) repeats per round."""
     c = cfg.load(ROOT / "config" / "default.yaml")
     job = next(j for j in study.pair_plan(c) if j.selection == "ten")
     s = study.pair_settings(c, job)
@@ -110,7 +110,8 @@ def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
     got = cost.pair_job(c, job)
     assert got.start_s == pytest.approx(cost.FILE_OVERHEAD_DEFAULT_S + s["rounds"] * (
         cost.START_S[("rdf", "ttree")] + cost.START_S[("pyarrow", "parquet")]))
-    assert got.timed_s == pytest.approx((s["rounds"] + cost.repetitions(reads, s)) * reads)
+    per_round = math.ceil(s["min_repetitions"] / s["rounds"])
+    assert got.timed_s == pytest.approx(s["rounds"] * (1 + per_round) * reads)
     c["compare"]["rounds"] += 1
     assert cost.pair_job(c, job).total_s > got.total_s
 

@@ -11,6 +11,7 @@ import yaml
 
 from analysis.cli import build_parser
 from analysis.errors import ConfigError
+from analysis.measure import timing
 from analysis.plan import commands, paths, study
 from analysis.plan import config as cfg
 
@@ -96,12 +97,14 @@ def test_overrides_apply_in_order_to_the_jobs_they_match() -> None:
 
 
 def test_the_defaults_of_the_pair_settings() -> None:
+    """The schema's defaults are ``hepfmt pair``'s (analysis.measure.timing)."""
     c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
                       "cluster_sizes": [5], "formats": {"ttree": {"variants": ["none"]},
                                                         "parquet": {"variants": ["none"]}}})
     assert {k: c["compare"][k] for k in ("rounds", "repetitions", "min_repetitions",
                                          "budget_s", "precision", "max_load", "overrides")} == {
-        "rounds": 3, "repetitions": 20, "min_repetitions": 6, "budget_s": 60,
+        "rounds": timing.PAIR_ROUNDS, "repetitions": timing.PAIR_MAX_REPETITIONS,
+        "min_repetitions": timing.PAIR_MIN_REPETITIONS, "budget_s": 60,
         "precision": 0.05, "max_load": 0.25, "overrides": []}
 
 
@@ -111,7 +114,7 @@ def test_the_default_study_reads_its_slowest_pairs_briefly() -> None:
     assert slow and {j.sample for j in slow} == {"DYJetsToLL_100k"}
     for j in slow:
         s = study.pair_settings(c, j)
-        assert (s["rounds"], s["repetitions"]) == ((1, 3) if j.selection == "all" else (3, 20))
+        assert (s["rounds"], s["repetitions"]) == ((1, 3) if j.selection == "all" else (6, 24))
 
 
 @pytest.mark.parametrize(("compare", "key"), [

@@ -19,6 +19,8 @@ from analysis.report.compare_runs import (
     agreement,
     compare,
     compare_runs,
+    consistent,
+    expected,
     factor_summary,
     lines,
     normalize,
@@ -38,22 +40,39 @@ def _row(quantity: str, value: float, lo: float, hi: float, read: str = "repeats
             "ratio_lo": lo, "ratio_hi": hi, "coverage": 0.9}
 
 
-def test_agree_means_each_value_inside_the_other_interval() -> None:
-    a = pd.DataFrame([_row("rate", 1.00, 0.95, 1.05),         # both inside: agree
-                      _row("throughput", 1.00, 0.90, 1.10),   # b in a only
+def test_each_inside_and_consistent() -> None:
+    a = pd.DataFrame([_row("rate", 1.00, 0.95, 1.05),         # both inside
+                      _row("throughput", 1.00, 0.90, 1.10),   # b in a only, yet consistent
                       _row("file_time", 1.00, 0.99, 1.01)])   # apart, no overlap
     b = pd.DataFrame([_row("rate", 1.02, 0.97, 1.06),
                       _row("throughput", 1.08, 1.05, 1.20),
                       _row("file_time", 1.10, 1.05, 1.15)])
     t = compare(a, b).set_index("quantity")
-    assert t.loc["rate", ["a_in_b", "b_in_a", "agree", "overlap"]].tolist() == \
-        [True, True, True, True]
-    assert t.loc["throughput", ["a_in_b", "b_in_a", "agree", "overlap"]].tolist() == \
-        [False, True, False, True]
-    assert t.loc["file_time", ["a_in_b", "b_in_a", "agree", "overlap"]].tolist() == \
-        [False, False, False, False]
+    cols = ["a_in_b", "b_in_a", "each_inside", "agree", "overlap"]
+    assert t.loc["rate", cols].tolist() == [True, True, True, True, True]
+    assert t.loc["throughput", cols].tolist() == [False, True, False, True, True]
+    assert t.loc["file_time", cols].tolist() == [False, False, False, False, False]
     assert t.loc["file_time", "factor"] == pytest.approx(1.10)
-    assert agreement(t) == (1, 3)
+    assert agreement(t) == (2, 3) and agreement(t, "each_inside") == (1, 3)
+
+
+def test_consistent_takes_the_half_widths_facing_each_other() -> None:
+    # a's upper half-width (10%) and b's lower one (10%) face each other: sqrt(2) x 10% apart
+    assert consistent(1.0, 0.5, 1.1, 1.14, 1.026, 3.0)
+    assert not consistent(1.0, 0.5, 1.1, 1.16, 1.044, 3.0)
+    # the other side: b below a
+    assert consistent(1.14, 1.026, 3.0, 1.0, 0.5, 1.1)
+    assert not consistent(1.0, 0.99, 1.01, 0.0, 0.0, 0.0)  # not a positive ratio
+
+
+def test_expected_rates_when_nothing_changed() -> None:
+    """Identical runs: each-inside fails often with exact 95% intervals (the second median is
+    noisy too), the consistency test rarely; eight rounds' 99% interval passes each-inside
+    more often than six rounds' 97%."""
+    six, eight = expected([(6, 6)], trials=1500), expected([(8, 8)], trials=1500)
+    assert 0.75 < six["each_inside"] < 0.9 and six["consistent"] > 0.95
+    assert eight["each_inside"] > six["each_inside"]
+    assert math.isnan(expected([])["consistent"])
 
 
 def test_a_nan_interval_is_na_and_not_counted() -> None:
@@ -77,7 +96,9 @@ def test_two_passes_prints_every_ratio_then_the_agreement() -> None:
     out = two_passes(a, b, "idle, CPU x, load: worst other-CPU share 3%")
     assert len(out) == 1 + 2 + 2  # header, one line per ratio, blank, summary
     assert out[1].split()[-1] == "yes" and out[2].split()[-1] == "no"
-    assert out[-1] == "1 of 2 ratios agree (50%), idle, CPU x, load: worst other-CPU share 3%"
+    assert out[-1] == ("1 of 2 ratios agree (50%: medians consistent with both intervals); "
+                       "each median inside the other's interval: 1 of 2 (50%), idle, CPU x, "
+                       "load: worst other-CPU share 3%")
 
 
 def test_ratios_join_by_their_key_not_their_order() -> None:
@@ -120,7 +141,7 @@ def test_factor_summary_per_quantity() -> None:
                       for c, f in zip((200, 1000, 4000), fs, strict=True)])
     rate, thr = factor_summary(compare(a, b))
     assert rate == "rate: median B/A factor 1.200 over 3 ratios; intervals overlap in 2 of 3, " \
-                   "agree in 1 of 3"
+                   "consistent in 1 of 3"
     assert thr.startswith("throughput: median B/A factor 2.000 over 3 ratios; "
                           "intervals overlap in 0 of 3")
 
@@ -182,4 +203,6 @@ def test_a_table_without_provenance_names_its_rows_cpus(tmp_path: Path) -> None:
     out = compare_runs(tmp_path, tmp_path)
     assert out[0] == f"A: {tmp_path} (CPU X)"
     assert "ttree" not in out[3].split() and "parquet" not in out[3].split()
-    assert out[-1] == "1 of 1 ratios agree (100%), between CPU X (A) and CPU X (B)"
+    assert out[-1] == ("1 of 1 ratios agree (100%: medians consistent with both intervals); "
+                       "each median inside the other's interval: 1 of 1 (100%), between CPU X "
+                       "(A) and CPU X (B)")

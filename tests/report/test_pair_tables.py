@@ -14,6 +14,7 @@ import pytest
 from paired_records import PROV as PAIR_PROV
 from paired_records import plan, record, write
 
+from analysis import paired
 from analysis.cli import main
 from analysis.errors import InputError
 from analysis.report import figures
@@ -93,16 +94,19 @@ def test_one_sample_ratio_is_the_paired_median_first_and_repeats_apart(one: Path
     assert (first.ratio_lo, first.ratio_hi) == (pytest.approx(1.8), pytest.approx(2.2))
     assert first.coverage == pytest.approx(0.75) and first.n_pairs == 3  # 1 - 2 / 2**3
     assert first.interval_method == "first reads, one per round of fresh processes (1 sample)"
-    reps = _ratio(t, "throughput", "repeats")  # 1.9, 2.0, 2.1, 2.0, 1.95, 2.05
+    # per pair 1.9, 2.0 | 2.1, 2.0 | 1.95, 2.05: the rounds' medians 1.95, 2.05, 2.0
+    reps = _ratio(t, "throughput", "repeats")
     assert reps.ratio_mean == pytest.approx(2.0)
-    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(1.9), pytest.approx(2.1))
-    assert reps.coverage == pytest.approx(1 - 2 / 2**6) and reps.n_pairs == 6
-    assert reps.interval_method == "paired repetitions (1 sample)"
+    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(1.95), pytest.approx(2.05))
+    assert reps.coverage == pytest.approx(0.75) and (reps.n_pairs, reps.n_over) == (6, 3)
+    assert reps.over == "rounds"
+    assert reps.interval_method == f"{paired.METHODS['repeats']} (1 sample)"
     ft = _ratio(t, "file_time", "repeats")
     assert ft.file_events == FILE_EVENTS
-    assert ft.ratio_mean == pytest.approx(_file_time(20e3))
-    assert (ft.ratio_lo, ft.ratio_hi) == (pytest.approx(_file_time(21e3)),
-                                          pytest.approx(_file_time(19e3)))
+    assert ft.ratio_mean == pytest.approx((_file_time(19.5e3) + _file_time(20.5e3)) / 2)
+    assert (ft.ratio_lo, ft.ratio_hi) == (
+        pytest.approx((_file_time(21e3) + _file_time(20e3)) / 2),
+        pytest.approx((_file_time(19e3) + _file_time(20e3)) / 2))
     for row in (first, reps, ft):
         assert (row.ttree_reader, row.parquet_reader) == ("rdf", "pyarrow")
         assert (row.discarded, row.n_samples, row["mode"]) == (2, 1, "warm")
@@ -145,9 +149,13 @@ def test_pairs_table_has_each_side_of_each_read(one: Path) -> None:
     assert list(p.index) == [("ttree", "first"), ("parquet", "first"), ("ttree", "repeats"),
                              ("parquet", "repeats")]
     root = p.loc[("ttree", "repeats")]
-    assert root.median_s == pytest.approx(ROOT_OPEN + ROOT_SETUP + N_EVENTS / 20e3)
-    assert root.lo_s == pytest.approx(ROOT_OPEN + ROOT_SETUP + N_EVENTS / 21e3)
-    assert root.coverage == pytest.approx(1 - 2 / 2**6) and root.n_pairs == 6
+
+    def wall(*rates: float) -> float:  # a round's median time
+        return sum(ROOT_OPEN + ROOT_SETUP + N_EVENTS / r for r in rates) / len(rates)
+
+    assert root.median_s == pytest.approx(wall(19.5e3, 20.5e3))
+    assert root.lo_s == pytest.approx(wall(21e3, 20e3))
+    assert root.coverage == pytest.approx(0.75) and (root.n_pairs, root.n_over) == (6, 3)
     assert root.open_s == pytest.approx(ROOT_OPEN) and root.setup_s == pytest.approx(ROOT_SETUP)
     assert root.events_per_s_steady == pytest.approx(20e3)
     assert root.read_peak_mb == pytest.approx(10) and root.minflt == 1000
@@ -181,11 +189,22 @@ def test_every_table_heading_names_its_cpu(one: Path) -> None:
 
 def test_intervals_below_95_percent_say_their_coverage_and_pairs(one: Path) -> None:
     md = (one / "tables" / "ratios.md").read_text()
-    assert "2 [1.8, 2.2] (75%, 3 pairs)" in md  # first reads: 3 pairs
-    assert re.search(r"\| 2 \[1.9, 2.1\] +\|", md)  # repeats: 6 pairs give 97%, no note
+    assert "2 [1.8, 2.2] (75%, 3 rounds)" in md  # first reads: one per round
+    assert "2 [1.95, 2.05] (75%, 3 rounds)" in md  # repeats: six pairs, but three rounds
     assert "95%]" not in md and "[95%" not in md  # no header claims 95% for every cell
     pairs = (one / "tables" / "pairs.md").read_text()
-    assert re.search(r"\[[\d.]+, [\d.]+\] \(75%, 3 pairs\)", pairs)
+    assert re.search(r"\[[\d.]+, [\d.]+\] \(75%, 3 rounds\)", pairs)
+
+
+def test_one_round_gives_an_interval_over_its_pairs_and_says_so(tmp_path: Path) -> None:
+    doc = record([_pair(20e3)], [[_pair(r) for r in (19e3, 20e3, 21e3)]], cluster=CLUSTER,
+                 n_events=N_EVENTS)
+    reps = _ratio(_csv(_tabulate(tmp_path, [doc]), "ratios"), "throughput", "repeats")
+    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(1.9), pytest.approx(2.1))
+    assert (reps.n_over, reps.over) == (3, "pairs")
+    assert reps.interval_method == f"{paired.WITHIN_ROUND} (1 sample)"
+    md = (tmp_path / "tables" / "ratios.md").read_text()
+    assert "2 [1.9, 2.1] (75%, 3 pairs)" in md
 
 
 def _ratio_figure(study: Path) -> tuple:
@@ -207,9 +226,12 @@ def test_ratio_figure_states_the_coverage_it_has(tmp_path: Path) -> None:
     assert len(marks) == 2  # a first read's throughput and whole-file ratio
 
 
-def test_ratio_figure_calls_intervals_95_percent_only_when_they_are(one: Path,
-                                                                    tmp_path: Path) -> None:
-    fig, _ = _ratio_figure(one)  # the repeats: 6 pairs, 97%
+def test_ratio_figure_calls_intervals_95_percent_only_when_they_are(tmp_path: Path) -> None:
+    six = record([_pair(r) for r in FIRST_RATES * 2],  # six rounds: 97%
+                 [[_pair(r) for r in rates] for rates in REPEAT_RATES * 2],
+                 cluster=CLUSTER, n_events=N_EVENTS)
+    (tmp_path / "six").mkdir()
+    fig, _ = _ratio_figure(_tabulate(tmp_path / "six", [six]))
     assert "error bars: 95% intervals" in fig.get_suptitle()
     fig, _ = _ratio_figure(_tabulate(tmp_path, [_record("A"), _record("B", scale=1.1)]))
     assert "error bars: 95% intervals" in fig.get_suptitle()  # t over samples
