@@ -57,6 +57,7 @@ include: "workflow/rules/storage.smk"
 
 
 rule all:
+    localrule: True
     input:
         rules.tabulate.output,
         FIGURE_FILES,

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import VERBOSE, ConfigError, HepfmtError, InputError, brief, verbose
+from analysis.errors import (
+    VERBOSE,
+    ConfigError,
+    HepfmtError,
+    InputError,
+    UsageError,
+    brief,
+    verbose,
+)
 
 
 def _option(text: str) -> tuple[str, object]:
@@ -109,12 +117,12 @@ def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[object, str, 
         from analysis.measure.heldout import held_out
 
         if a.model or a.learn_from:
-            raise ConfigError("--held-out", "learns its model from the file's first half: "
+            raise UsageError("--held-out", "learns its model from the file's first half: "
                                             "give neither MODEL nor --learn-from")
         return held_out(a.file, a.tree, a.seed)
     else:
         if a.model and a.learn_from:
-            raise ConfigError("--learn-from", "give MODEL or --learn-from, not both")
+            raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
         if a.learn_from:
             from analysis.samples.learn import extract
 
@@ -165,7 +173,7 @@ def cmd_convert(a: argparse.Namespace) -> None:
     options = dict(a.option)
     unknown = sorted(set(options) - fmt.options) if fmt.options is not None else []
     if unknown:
-        raise ConfigError("--option", f"{a.format} has no writer option {unknown[0]!r}; "
+        raise UsageError("--option", f"{a.format} has no writer option {unknown[0]!r}; "
                                       f"known: {sorted(fmt.options)}")
     # the source is read before it is proven: under the cap of its declared (naive) bytes
     with memcap.capped(a.source, read_source_meta(a.source)["naive_bytes"]):
@@ -178,7 +186,7 @@ def cmd_convert(a: argparse.Namespace) -> None:
         try:
             unknown = [r for r in a.prove if r not in fmt.readers]
             if unknown:
-                raise ConfigError("--prove", f"{a.format} has no reader {unknown[0]!r}")
+                raise UsageError("--prove", f"{a.format} has no reader {unknown[0]!r}")
             proofs = prove_readers(a.output, a.format, meta, a.prove)
             verify_written(a.output, a.format, meta, proofs)
         except HepfmtError:
@@ -196,11 +204,11 @@ def cmd_measure(a: argparse.Namespace) -> None:
     try:
         stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
     except ValueError as exc:
-        raise ConfigError("--repetitions", str(exc)) from None
+        raise UsageError("--repetitions", str(exc)) from None
     try:
         threads = [int(t) for t in a.threads.split(",")]
     except ValueError:
-        raise ConfigError("--threads", f"{a.threads!r} is not N or N,M,...") from None
+        raise UsageError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
                  _resolved_selections(a), a.modes.split(","), a.repetitions, threads, a.output,
                  a.timeout, name=a.name, stopping=stopping, size_record=a.size_record)
@@ -225,11 +233,11 @@ def cmd_pair(a: argparse.Namespace) -> None:
     try:
         spec.stopping()
     except ValueError as exc:
-        raise ConfigError("--min-repetitions", str(exc)) from None
+        raise UsageError("--min-repetitions", str(exc)) from None
     if a.rounds < 1:
-        raise ConfigError("--rounds", "at least one round (one first read per side)")
+        raise UsageError("--rounds", "at least one round (one first read per side)")
     if not 0 < a.max_load <= 1:
-        raise ConfigError("--max-load", f"{a.max_load} is not a share in (0, 1]")
+        raise UsageError("--max-load", f"{a.max_load} is not a share in (0, 1]")
     measure_pair(spec, a.output)
 
 
@@ -460,9 +468,9 @@ def cmd_bench_reproduce(a: argparse.Namespace) -> None:
     from analysis.report.compare_runs import two_passes
 
     if a.load < 0:
-        raise ConfigError("--load", f"{a.load} is not a number of processes")
+        raise UsageError("--load", f"{a.load} is not a number of processes")
     if a.pause_s < 0:
-        raise ConfigError("--pause-s", f"{a.pause_s} is not a duration")
+        raise UsageError("--pause-s", f"{a.pause_s} is not a duration")
     c = cfg.load(a.config)
     plan = {job_name(j.sample, j.pair.label, j.cluster_size, j.selection): j
             for j in study.pair_plan(c)}
@@ -552,10 +560,10 @@ def _task_numbers(text: str) -> list[int]:
     try:
         numbers = [int(t) for t in text.split(",") if t]
     except ValueError:
-        raise ConfigError("--tasks", f"{text!r} is not N,M,... (task numbers)") from None
+        raise UsageError("--tasks", f"{text!r} is not N,M,... (task numbers)") from None
     unknown = sorted(set(numbers) - set(TASKS))
     if unknown:
-        raise ConfigError("--tasks", f"no task {unknown[0]}; tasks are {sorted(TASKS)}")
+        raise UsageError("--tasks", f"no task {unknown[0]}; tasks are {sorted(TASKS)}")
     return numbers
 
 
@@ -576,7 +584,7 @@ def cmd_query(a: argparse.Namespace) -> None:
     from analysis.queries import reading
 
     if a.repetitions < QUERY_MIN_REPETITIONS:
-        raise ConfigError("--repetitions",
+        raise UsageError("--repetitions",
                           f"at least {QUERY_MIN_REPETITIONS} repetitions are required")
     numbers = _task_numbers(a.tasks)
     engines = (a.engines.split(",") if a.engines
@@ -656,7 +664,7 @@ def cmd_storage(a: argparse.Namespace) -> None:
     try:
         stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
     except ValueError as exc:
-        raise ConfigError("--repetitions", str(exc)) from None
+        raise UsageError("--repetitions", str(exc)) from None
     doc = measure_storage(a.file, a.source, a.format, a.variant, a.cluster_size,
                           a.readers.split(","), _resolved_selections(a),
                           a.profiles.split(","), a.output, stopping, a.threads, a.timeout,

@@ -109,6 +109,15 @@ class ConfigError(HepfmtError):
         super().__init__(f"config key {key!r}: {problem}")
 
 
+class UsageError(HepfmtError):
+    """A command-line option with a value the command cannot use; names the option (a
+    :class:`ConfigError` names a config key, which a flag is not)."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        super().__init__(f"option {option}: {problem}")
+
+
 class VerificationError(HepfmtError):
     """A written file or a read result that does not match what was asked or expected."""
 

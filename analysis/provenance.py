@@ -16,12 +16,27 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+#: The distributions always named, whether or not the package's metadata can be read.
 LIBRARIES = ("root", "pyarrow", "uproot", "awkward", "numpy", "pandas", "snakemake")
+
+
+def dependencies() -> tuple[str, ...]:
+    """Every direct dependency pyproject.toml pins (the one home of versions): every library
+    that writes, reads or times a number (polars, DuckDB, h5py, Lance, Vortex, ...) is named by
+    its version without a second list to keep. :data:`LIBRARIES` when the package is not
+    installed (a checkout on PYTHONPATH)."""
+    try:
+        required = metadata.requires("hepfmt") or []
+    except metadata.PackageNotFoundError:
+        return LIBRARIES
+    names = [r.split(";")[0].split("[")[0].split("=")[0].split("<")[0].split(">")[0].strip()
+             for r in required if "extra ==" not in r]
+    return tuple(dict.fromkeys([*LIBRARIES, *(n.lower() for n in names if n)]))
 
 
 def library_versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for lib in LIBRARIES:
+    for lib in dependencies():
         try:
             out[lib] = metadata.version(lib)
         except metadata.PackageNotFoundError:

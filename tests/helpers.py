@@ -45,7 +45,9 @@ def run_snakemake(workdir: Path, *args: str, cores: int | None = 2, timeout: flo
     A timeout kills it (SIGKILL): a Snakemake waiting on a batch system may ignore SIGTERM.
     """
     env = {**os.environ, **(env or {})}
-    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    # without the venv: the rules must find hepfmt whatever PATH Snakemake was started with
+    own = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != own)
     cores_args = ["--cores", str(cores)] if cores is not None else []
     return subprocess.run([*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(ROOT),
                            *cores_args, *args], capture_output=True, text=True,

@@ -103,3 +103,15 @@ print(json.dumps([method, read_peak_bytes(method) - base]))
     if method != "vmhwm-reset":
         pytest.skip(f"this kernel refuses to reset the peak RSS ({method})")
     assert 90 * 2**20 < over < 200 * 2**20
+
+
+def test_every_library_a_reader_times_is_named_with_its_version() -> None:
+    """The versions come from pyproject.toml's pins (one home): every registered reader's
+    library is among them, so no timed library goes unnamed (polars, DuckDB, h5py, ...)."""
+    from analysis import formats
+
+    versions = provenance.library_versions()
+    libraries = {r.library for n in formats.names() for r in formats.get(n).readers.values()}
+    assert {"polars", "duckdb", "h5py", "pylance", "vortex-data"} <= libraries
+    for lib in libraries:
+        assert versions.get(lib, "not installed") != "not installed", lib

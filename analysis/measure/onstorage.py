@@ -36,7 +36,7 @@ import numpy as np
 
 from analysis import formats
 from analysis.atomic import write_json
-from analysis.errors import ConfigError, InputError
+from analysis.errors import InputError, UsageError
 from analysis.formats.base import Reader
 from analysis.measure.reads import ALL, ReadSpec, spawn_reads, zip_bytes_of
 from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
@@ -193,7 +193,7 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
     fmt = formats.get(format_name)
     unknown = [r for r in readers if r not in fmt.readers]
     if unknown:
-        raise ConfigError("--readers", f"format {format_name} has no reader {unknown[0]!r}")
+        raise UsageError("--readers", f"format {format_name} has no reader {unknown[0]!r}")
     meta = read_source_meta(source)
     schema = schema_of(meta)
     zip_by_branch = zip_bytes_of(path, format_name, timeout)

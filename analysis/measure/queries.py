@@ -31,7 +31,7 @@ import numpy as np
 
 from analysis import queries, records
 from analysis.atomic import write_json
-from analysis.errors import ConfigError, InputError
+from analysis.errors import InputError, UsageError
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
 from analysis.measure.reads import (
@@ -170,14 +170,14 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
         raise InputError(path, "file to query does not exist")
     bad_modes = [m for m in modes if m not in MODES]
     if bad_modes:
-        raise ConfigError("--modes", f"unknown cache mode {bad_modes[0]!r}")
+        raise UsageError("--modes", f"unknown cache mode {bad_modes[0]!r}")
     for e in engines:
         engine = queries.engine(e)
         if format_name not in engine.formats:
-            raise ConfigError("--engines", f"{e} does not read {format_name} files; it reads "
+            raise UsageError("--engines", f"{e} does not read {format_name} files; it reads "
                                            f"{sorted(engine.formats)}")
         if engine.distributed and not scheduler:
-            raise ConfigError("--engines", f"{e} runs on a Dask cluster: give "
+            raise UsageError("--engines", f"{e} runs on a Dask cluster: give "
                                            "--dask-scheduler")
     meta = read_source_meta(source)
     ref = load_reference(reference, numbers)

@@ -296,11 +296,6 @@ def run_batch(batch: ReadBatch) -> dict:
                           else {})} for s in specs]}
 
 
-def run_read(spec: ReadSpec) -> dict:
-    """One selection's measurement (a batch of one), in this process."""
-    return run_batch(ReadBatch([dataclasses.asdict(spec)]))["reads"][0]
-
-
 def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
                 wrap: Callable[[list[str]], list[str]] | None = None,
                 proven_by: str = "", digest: str = "") -> list[dict]:

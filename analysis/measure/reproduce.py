@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.errors import ConfigError, InputError
+from analysis.errors import InputError, UsageError
 from analysis.measure.pairs import PairSpec, measure_pair
 from analysis.provenance import machine
 from analysis.samples.source import sidecar_path
@@ -59,7 +59,7 @@ def select(names: Iterable[str], pattern: str | None) -> list[str]:
     names = list(names)
     chosen = [n for n in names if not pattern or pattern in n]
     if not chosen:
-        raise ConfigError("--jobs", f"no pair job's name holds {pattern!r} (names are "
+        raise UsageError("--jobs", f"no pair job's name holds {pattern!r} (names are "
                                     f"sample/pair/cNNN/selection, e.g. "
                                     f"{names[0] if names else 'none in this config'})")
     return chosen

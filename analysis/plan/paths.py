@@ -179,11 +179,6 @@ def log(results: str, rule: str, values: Mapping[str, object] | None = None) -> 
     return fill("{results}/logs/" + LOGS[rule] + ".log", results, values)
 
 
-def meta_root(results: str) -> str:
-    """Everything of the metadata-cost study."""
-    return fill(META_ROOT, results)
-
-
 def meta(results: str, kind: str, f: Wildcarded | None = None) -> str:
     """``kind``: ``files`` (the wide file), ``layouts`` or ``timings`` (its JSON records)."""
     return fill(META[kind], results, _of(f))

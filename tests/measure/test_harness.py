@@ -11,7 +11,7 @@ from conftest import N_EVENTS, SELECTION
 import analysis.formats.base as base
 from analysis.formats.root import ttree
 from analysis.measure import reads
-from analysis.measure.reads import ReadSpec, run_read
+from analysis.measure.reads import ReadBatch, ReadSpec, run_batch
 
 
 def _spec(path, source, fmt: str, reader: str) -> ReadSpec:
@@ -48,6 +48,11 @@ def _count_compiled(monkeypatch: pytest.MonkeyPatch, also: list[str] | None = No
 
     monkeypatch.setattr(ttree, "_compiled", count)
     return calls
+
+
+def run_read(spec: ReadSpec) -> dict:
+    """One selection's measurement (a batch of one), in this process."""
+    return run_batch(ReadBatch([dataclasses.asdict(spec)]))["reads"][0]
 
 
 def test_no_checksum_runs_in_a_timed_repetition(written, source, monkeypatch) -> None:

@@ -19,7 +19,7 @@ from conftest import CLUSTER_SIZE, N_EVENTS, PROCESS, SEED, SELECTION
 from helpers import ROOT, write_config
 
 from analysis.cli import main
-from analysis.errors import ConfigError, InputError
+from analysis.errors import InputError, UsageError
 from analysis.measure import reproduce as rp
 from analysis.measure.pairs import PairSide, PairSpec
 from analysis.paired import QUANTITIES, READS
@@ -194,7 +194,7 @@ def test_jobs_are_chosen_by_a_piece_of_their_name() -> None:
     names = [rp.job_name("dy", "zstd", c, s) for c in (250, 1000) for s in ("ten", "all")]
     assert rp.select(names, "c1000/") == ["dy/zstd/c1000/ten", "dy/zstd/c1000/all"]
     assert rp.select(names, None) == names
-    with pytest.raises(ConfigError, match=r"--jobs.*dy/zstd/c250/ten"):
+    with pytest.raises(UsageError, match=r"--jobs.*dy/zstd/c250/ten"):
         rp.select(names, "c9")
 
 

@@ -1,21 +1,31 @@
 # Shared helpers: wildcard constraints and job resources used by several stages. Paths come from
 # analysis/plan/paths.py, command-line fragments from analysis/plan/commands.py.
+import os
+import sys
+
+from snakemake.settings.types import DeploymentMethod
+
 from analysis.plan import commands
 from analysis.plan import resources as batch
 
-# Every job can run `hepfmt`, whatever software environment it runs in: in the pip route it is
-# the venv's entry point; in a conda environment (`--sdm conda`), which holds the dependencies
-# but not this package, it is workflow/bin/hepfmt (last on PATH), importing this checkout.
-shell.prefix(f"set -euo pipefail; export PATH=\"$PATH:{workflow.basedir}/workflow/bin\"; ")
+# Every job can run `hepfmt`, whatever software environment it runs in and whatever PATH
+# Snakemake was started with: in the pip route it is the entry point beside the Python that runs
+# Snakemake (first on PATH: `.venv/bin/snakemake` works without an activated venv); in a conda
+# environment (`--sdm conda`), which holds the dependencies but not this package, it is
+# workflow/bin/hepfmt (last on PATH), importing this checkout.
+_OWN_BIN = os.path.dirname(sys.executable)
+_FIRST = (
+    ""
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    or not os.path.exists(os.path.join(_OWN_BIN, "hepfmt"))
+    else f"{_OWN_BIN}:"
+)
+shell.prefix(
+    f'set -euo pipefail; export PATH="{_FIRST}$PATH:{workflow.basedir}/workflow/bin"; '
+)
 
-# Jobs that take seconds run in the Snakemake process itself, never as batch jobs.
-localrules:
-    all,
-    resolved_config,
-    tabulate,
-    metadata,
-    metadata_tabulate,
-
+# Jobs that take seconds run in the Snakemake process itself, never as batch jobs: each such
+# rule says `localrule: True`.
 
 
 # How every figure's provenance footer names the study: the config file(s) it was run with.

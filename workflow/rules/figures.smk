@@ -1,6 +1,8 @@
 # Stage 5: figures (PNG + PDF) from the tables, one rule per figure family
-# (analysis/report/figures/<family>.py), each PNG in the report (snakemake --report) with its
-# caption from workflow/report/<family>.rst. The registry imported here loads no plotting library.
+# (analysis/report/figures/<family>.py), every family of every target (the read study's `all`,
+# `queries`, `storage`) from this one definition, each PNG in the report (snakemake --report)
+# with its caption from workflow/report/<family>.rst. The registry imported here loads no
+# plotting library.
 from analysis.report import figures, style
 
 FIGURE_SUBCATEGORIES = {
@@ -9,6 +11,14 @@ FIGURE_SUBCATEGORIES = {
     "ratios": "Read speed",
     "tradeoff": "Read speed",
     "memory": "Memory",
+    "queries": "Analysis queries",
+    "storage": "Storage profiles",
+}
+# each target's provenance record, which its figures' footers cite
+FIGURE_PROVENANCE = {
+    "all": paths.provenance,
+    "queries": paths.query_provenance,
+    "storage": paths.storage_provenance,
 }
 # the families of the read study (target `all`); others are drawn by their own target's rules
 STUDY_FIGURES = {n: f for n, f in figures.FAMILIES.items() if f.target == "all"}
@@ -19,14 +29,14 @@ FIGURE_FILES = [
 ]
 
 
-for _family, _figure in STUDY_FIGURES.items():
+for _family, _figure in figures.FAMILIES.items():
 
     rule:
         name:
             f"figure_{_family}"
         input:
             tables=[paths.table(RESULTS, t, "csv") for t in _figure.tables],
-            provenance=paths.provenance(RESULTS),
+            provenance=FIGURE_PROVENANCE[_figure.target](RESULTS),
             plan=paths.plan_record(RESULTS),
         output:
             png=report(

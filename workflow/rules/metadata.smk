@@ -11,11 +11,12 @@ META_HELPER = paths.meta_helper(RESULTS)
 META_TABLES = ("metadata", "slopes", "repetitions")
 META_PLOTS = ("decode_time", "metadata_size")
 
-
-wildcard_constraints:
-    dataset=r"(float32|string)-c\d+|nanoaod-[A-Za-z0-9_]+",
-    layout=r"parquet-(none|chunk|page)|ttree|rntuple",
-    ext=r"parquet|root",
+# What the wide files' wildcards may be: given to the rules that match them, never globally
+META_WILDCARDS = {
+    "dataset": r"(float32|string)-c\d+|nanoaod-[A-Za-z0-9_]+",
+    "layout": r"parquet-(none|chunk|page)|ttree|rntuple",
+    "ext": r"parquet|root",
+}
 
 
 rule metadata_write:
@@ -24,6 +25,8 @@ rule metadata_write:
     output:
         data=paths.meta(RESULTS, "files"),
         layout=paths.meta(RESULTS, "layouts"),
+    wildcard_constraints:
+        **META_WILDCARDS,
     params:
         source=lambda wc, input: commands.flag("--source", input[:1]),
         codec=lambda wc: metagrid.codec(config, wc.layout),
@@ -67,6 +70,8 @@ rule metadata_time:
             config, wc.dataset, wc.layout) else [],
     output:
         paths.meta(RESULTS, "timings"),
+    wildcard_constraints:
+        **META_WILDCARDS,
     params:
         implementations=lambda wc: ",".join(metagrid.implementations_of(
             config, wc.dataset, wc.layout)),
@@ -90,6 +95,7 @@ rule metadata_time:
 
 
 rule metadata_tabulate:
+    localrule: True
     input:
         config=paths.resolved_config(RESULTS),
         timings=[paths.meta(RESULTS, "timings", f) for f in META_FILES],
@@ -143,5 +149,6 @@ rule metadata_tabulate:
 
 rule metadata:
     """Target of the metadata-cost study (snakemake --cores all metadata)."""
+    localrule: True
     input:
         rules.metadata_tabulate.output,

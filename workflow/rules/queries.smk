@@ -101,40 +101,7 @@ rule tabulate_queries:
         "--provenance {output.provenance:q} --queries {input.queries:q} > {log:q} 2>&1"
 
 
-# The figure family `queries`, drawn with the queries' own provenance (figures.smk draws the
-# read study's families with tabulate's).
-rule query_figure:
-    input:
-        tables=paths.table(RESULTS, "queries", "csv"),
-        provenance=paths.query_provenance(RESULTS),
-        plan=paths.plan_record(RESULTS),
-    output:
-        png=report(
-            QUERY_FIGURES[style.FILE_FORMATS.index("png")],
-            caption="../report/queries.rst",
-            category="Figures",
-            subcategory="Analysis queries",
-        ),
-        pdf=QUERY_FIGURES[style.FILE_FORMATS.index("pdf")],
-    params:
-        tables=lambda wc, input: os.path.dirname(input.tables),
-        out=lambda wc, output: os.path.dirname(output.png),
-        config_name=CONFIG_NAME,
-    log:
-        paths.log(RESULTS, "figure", {"family": "queries"}),
-    localrule: True
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    conda:
-        "../../envs/arrow.yaml"
-    shell:
-        "hepfmt figure queries --tables {params.tables:q} --provenance {input.provenance:q} "
-        "--plan {input.plan:q} --config-name {params.config_name:q} -o {params.out:q} "
-        "> {log:q} 2>&1"
-
-
+# Target: the queries' tables and their figure (drawn by figures.smk's rule for every family).
 rule queries:
     input:
         rules.tabulate_queries.output,

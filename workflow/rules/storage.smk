@@ -94,39 +94,6 @@ rule tabulate_storage:
         "--provenance {output.provenance:q} --storage {input.storage:q} > {log:q} 2>&1"
 
 
-rule storage_figure:
-    input:
-        tables=paths.table(RESULTS, "storage", "csv"),
-        ratios=paths.table(RESULTS, "storage-ratios", "csv"),
-        provenance=paths.storage_provenance(RESULTS),
-        plan=paths.plan_record(RESULTS),
-    output:
-        png=report(
-            STORAGE_FIGURES[style.FILE_FORMATS.index("png")],
-            caption="../report/storage.rst",
-            category="Figures",
-            subcategory="Storage profiles",
-        ),
-        pdf=STORAGE_FIGURES[style.FILE_FORMATS.index("pdf")],
-    params:
-        tables=lambda wc, input: os.path.dirname(input.tables),
-        out=lambda wc, output: os.path.dirname(output.png),
-        config_name=CONFIG_NAME,
-    log:
-        paths.log(RESULTS, "figure", {"family": "storage"}),
-    localrule: True
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    conda:
-        "../../envs/arrow.yaml"
-    shell:
-        "hepfmt figure storage --tables {params.tables:q} --provenance {input.provenance:q} "
-        "--plan {input.plan:q} --config-name {params.config_name:q} -o {params.out:q} "
-        "> {log:q} 2>&1"
-
-
 rule storage:
     input:
         rules.tabulate_storage.output,

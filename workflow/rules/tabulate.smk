@@ -6,6 +6,7 @@ TABLE_DOCS = ("size", "reads", "ratios", "pairs", "formats", "samples")
 
 rule resolved_config:
     """The config exactly as validated (defaults filled, --config overrides applied)."""
+    localrule: True
     output:
         paths.resolved_config(RESULTS),
     log:
@@ -35,6 +36,7 @@ rule plan_record:
 
 
 rule tabulate:
+    localrule: True
     input:
         plan=paths.plan_record(RESULTS),
         sizes=[paths.size(RESULTS, f) for f in FILES],

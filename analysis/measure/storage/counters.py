@@ -42,11 +42,6 @@ def block_device(name: str) -> IOCount:
     return IOCount(int(fields[0]), int(fields[2]) * SECTOR)
 
 
-def root_file(tfile) -> IOCount:
-    """A ROOT ``TFile``'s own count of the read calls it issued (a vector read is one)."""
-    return IOCount(int(tfile.GetReadCalls()), int(tfile.GetBytesRead()))
-
-
 def uproot_source(source) -> IOCount:
     """An uproot ``Source``'s own count: requests issued (each may carry several ranges)."""
     return IOCount(int(source.num_requests), int(source.num_requested_bytes))
