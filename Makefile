@@ -5,7 +5,8 @@
 #   make bench  after `make run`: the harness's overhead over the bare library calls, per reader
 #   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
 #               results/reference/<cpu model>, the committed reference run of this CPU
-#   make test   create .venv and run the test suite (lint: ruff and the import contracts; pytest);
+#   make test   create .venv and run the test suite (lint: ruff, the import contracts, snakefmt and
+#               snakemake --lint; pytest);
 #               .ci/run calls exactly this
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
 # Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
@@ -63,11 +64,13 @@ report: $(STAMP) $(QUIET_CONDOR)
 bench: $(STAMP) $(QUIET_CONDOR)
 	$(RUN) $(BIN)/hepfmt bench overhead-study $(CONFIG) -o results/bench/overhead.txt
 
-# After make run: every pair job measured twice here, idle and then beside one CPU-bound process
+# After make run: how far the pair jobs' rounds land apart (results/bench/rounds.txt), then every
+# pair job measured twice here, idle and then beside one CPU-bound process
 # (results/bench/reproduce-idle.txt, reproduce-load1.txt; a benchmark: it reports how many ratios
 # agree, it asserts nothing). JOBS=text keeps the jobs whose sample/pair/cNNN/selection holds it.
 .PHONY: reproduce
 reproduce: $(STAMP) $(QUIET_CONDOR)
+	$(RUN) $(BIN)/hepfmt bench rounds results -o results/bench/rounds.txt
 	$(RUN) $(BIN)/hepfmt bench reproduce $(CONFIG) $(if $(JOBS),--jobs '$(JOBS)') \
 		-o results/bench/reproduce-idle.txt
 	$(RUN) $(BIN)/hepfmt bench reproduce $(CONFIG) $(if $(JOBS),--jobs '$(JOBS)') --load 1 \
@@ -79,8 +82,8 @@ reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
 	ref=$(REF) && rm -rf $$ref && mkdir -p $$ref/figures $$ref/metadata/plots && \
 	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $$ref/ && \
-	for f in results/tables/*-provenance.json results/bench/overhead.txt \
-		results/bench/reproduce-*.txt; do if [ -f $$f ]; then cp $$f $$ref/; fi; done && \
+	for f in results/tables/*-provenance.json results/bench/*.txt; do \
+		if [ -f $$f ]; then cp $$f $$ref/; fi; done && \
 	cp results/figures/*/*.png $$ref/figures/ && \
 	if [ -d results/metadata/tables ]; then \
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
@@ -95,6 +98,8 @@ dryrun: $(STAMP) $(QUIET_CONDOR)
 lint: $(STAMP) $(QUIET_CONDOR)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/snakefmt --check Snakefile workflow/
+	$(BIN)/snakemake --lint --cores 1
 
 test: lint
 	$(RUN) $(BIN)/python -m pytest

@@ -23,6 +23,7 @@ study_config.for_workflow(config, workflow.configfiles)
 # snakemake --report results/report.html: every figure and table, with captions
 report: "workflow/report/workflow.rst"
 
+
 # the study grid and every path of it
 from analysis.plan import paths, study  # noqa: E402
 
@@ -57,8 +58,8 @@ include: "workflow/rules/storage.smk"
 
 
 rule all:
-    localrule: True
+    default_target: True
     input:
         rules.tabulate.output,
         FIGURE_FILES,
-    default_target: True
+    localrule: True

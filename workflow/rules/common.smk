@@ -24,14 +24,15 @@ shell.prefix(
     f'set -euo pipefail; export PATH="{_FIRST}$PATH:{workflow.basedir}/workflow/bin"; '
 )
 
-# Jobs that take seconds run in the Snakemake process itself, never as batch jobs: each such
-# rule says `localrule: True`.
-
+# Jobs that take seconds run in the Snakemake process itself, never as batch jobs: each of those
+# says `localrule: True` itself.
 
 # How every figure's provenance footer names the study: the config file(s) it was run with.
 # (config_settings.config holds only --config KEY=VALUE; overwrite_config also holds the files)
 _OVERRIDES = " + --config overrides" if workflow.config_settings.config else ""
-CONFIG_NAME = f"{' + '.join(os.path.basename(f) for f in workflow.configfiles)}{_OVERRIDES}"
+CONFIG_NAME = (
+    f"{' + '.join(os.path.basename(f) for f in workflow.configfiles)}{_OVERRIDES}"
+)
 
 
 wildcard_constraints:
@@ -70,7 +71,9 @@ def timing_threads(reader_threads):
     threads, plus an exclusive node from the profile. Evaluated per job: ``workflow.cores`` is
     undefined under a batch executor.
     """
-    return lambda wc: batch.measure_threads(workflow.resource_settings.cores, reader_threads)
+    return lambda wc: batch.measure_threads(
+        workflow.resource_settings.cores, reader_threads
+    )
 
 
 def pair_job(wc):

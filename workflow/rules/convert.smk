@@ -12,8 +12,15 @@ rule convert:
     output:
         data=paths.written(RESULTS),
         size=paths.size(RESULTS),
+    log:
+        paths.log(RESULTS, "convert"),
     wildcard_constraints:
         ext="|".join(study.extensions()),
+    conda:
+        "../../envs/root.yaml"
+    threads: 1
+    resources:
+        **job_resources("convert"),
     params:
         options=lambda wc: commands.writer_options(config, wc.format),
         adapter=lambda wc: study.adapter(config, wc.format),
@@ -21,13 +28,6 @@ rule convert:
         # other jobs may run, so that the timing jobs (which have the machine to themselves)
         # spend their time timing, and a pair's first read is the first in its process
         prove=lambda wc: commands.prove(PROOF_PLAN, study.spec_of(config, wc)),
-    log:
-        paths.log(RESULTS, "convert"),
-    threads: 1
-    resources:
-        **job_resources("convert"),
-    conda:
-        "../../envs/root.yaml"
     shell:
         "hepfmt convert {input.arrow:q} --format {params.adapter:q} --name {wildcards.format:q} "
         "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} {params.options} "

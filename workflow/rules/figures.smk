@@ -46,20 +46,20 @@ for _family, _figure in figures.FAMILIES.items():
                 subcategory=FIGURE_SUBCATEGORIES.get(_family, "Other"),
             ),
             pdf=paths.figure(RESULTS, _family, _figure.stem, "pdf"),
+        log:
+            paths.log(RESULTS, "figure", {"family": _family}),
+        localrule: True
+        conda:
+            "../../envs/arrow.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
         params:
             family=_family,
             tables=lambda wc, input: os.path.dirname(input.tables[0]),
             out=lambda wc, output: os.path.dirname(output.png),
             config_name=CONFIG_NAME,
-        log:
-            paths.log(RESULTS, "figure", {"family": _family}),
-        localrule: True
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        conda:
-            "../../envs/arrow.yaml"
         shell:
             "hepfmt figure {params.family:q} --tables {params.tables:q} "
             "--provenance {input.provenance:q} --plan {input.plan:q} "

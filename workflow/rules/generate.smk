@@ -9,14 +9,14 @@ rule generate:
     output:
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
-    params:
-        command=lambda wc: commands.sample(config, wc.sample),
     log:
         paths.log(RESULTS, "generate"),
+    conda:
+        "../../envs/arrow.yaml"
     threads: 1
     resources:
         **job_resources("generate"),
-    conda:
-        "../../envs/arrow.yaml"
+    params:
+        command=lambda wc: commands.sample(config, wc.sample),
     shell:
         "{params.command} --sample {wildcards.sample:q} -o {output.arrow:q} > {log:q} 2>&1"

@@ -16,8 +16,17 @@ rule measure:
         size_record=lambda wc: paths.size(RESULTS, study.spec_of(config, wc)),
     output:
         paths.measurement(RESULTS),
+    log:
+        paths.log(RESULTS, "measure"),
+    conda:
+        "../../envs/root.yaml"
+    threads: timing_threads(max(study.thread_counts(config)))
+    resources:
+        **job_resources("measure"),
     params:
-        readers=lambda wc: ",".join(study.file_readers(READ_PLAN, study.spec_of(config, wc))),
+        readers=lambda wc: ",".join(
+            study.file_readers(READ_PLAN, study.spec_of(config, wc))
+        ),
         adapter=lambda wc: study.adapter(config, wc.format),
         selections=lambda wc: commands.selections(config, wc.sample),
         modes=",".join(study.read_modes(config)),
@@ -27,13 +36,6 @@ rule measure:
         budget=config["measure"]["budget_s"],
         threads=",".join(map(str, study.thread_counts(config))),
         timeout=config["measure"]["timeout_s"],
-    log:
-        paths.log(RESULTS, "measure"),
-    threads: timing_threads(max(study.thread_counts(config)))
-    resources:
-        **job_resources("measure"),
-    conda:
-        "../../envs/root.yaml"
     shell:
         "hepfmt measure {input.data:q} --source {input.arrow:q} --format {params.adapter:q} "
         "--name {wildcards.format:q} "
@@ -54,18 +56,20 @@ rule pair:
         meta=paths.source_meta(RESULTS),
     output:
         paths.pair(RESULTS),
+    log:
+        paths.log(RESULTS, "pair"),
     wildcard_constraints:
         pair=r"[a-z0-9_]+-[a-z0-9+-]+\.vs\.[a-z0-9_]+-[a-z0-9+-]+",
         selection=r"[A-Za-z0-9_+-]+",
-    params:
-        # the same spec `hepfmt bench reproduce` builds (analysis/plan/commands.py)
-        args=lambda wc: commands.pair_arguments(commands.pair_spec(config, pair_job(wc))),
-    log:
-        paths.log(RESULTS, "pair"),
+    conda:
+        "../../envs/root.yaml"
     threads: timing_threads(study.thread_counts(config)[0])
     resources:
         **job_resources("pair"),
-    conda:
-        "../../envs/root.yaml"
+    params:
+        # the same spec `hepfmt bench reproduce` builds (analysis/plan/commands.py)
+        args=lambda wc: commands.pair_arguments(
+            commands.pair_spec(config, pair_job(wc))
+        ),
     shell:
         "hepfmt pair {params.args} -o {output:q} > {log:q} 2>&1"

@@ -25,20 +25,20 @@ rule metadata_write:
     output:
         data=paths.meta(RESULTS, "files"),
         layout=paths.meta(RESULTS, "layouts"),
-    wildcard_constraints:
-        **META_WILDCARDS,
-    params:
-        source=lambda wc, input: commands.flag("--source", input[:1]),
-        codec=lambda wc: metagrid.codec(config, wc.layout),
-        args=commands.metadata_write(config),
     log:
         paths.log(RESULTS, "metadata_write"),
+    wildcard_constraints:
+        **META_WILDCARDS,
+    conda:
+        "../../envs/root.yaml"
     threads: 1
     resources:
         mem_mb=lambda wc: metagrid.write_mem_mb(config, wc.dataset, wc.layout),
         runtime=60,
-    conda:
-        "../../envs/root.yaml"
+    params:
+        source=lambda wc, input: commands.flag("--source", input[:1]),
+        codec=lambda wc: metagrid.codec(config, wc.layout),
+        args=commands.metadata_write(config),
     shell:
         "hepfmt metadata write {wildcards.dataset:q} --layout {wildcards.layout:q} {params.args} "
         "--codec {params.codec:q} {params.source} -o {output.data:q} "
@@ -51,13 +51,13 @@ rule metadata_helper:
         META_HELPER,
     log:
         paths.log(RESULTS, "metadata_helper"),
+    conda:
+        # hepfmt only: cargo, when the host has it, comes from the host's PATH
+        "../../envs/arrow.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        # hepfmt only: cargo, when the host has it, comes from the host's PATH
-        "../../envs/arrow.yaml"
     shell:
         "hepfmt metadata build-helper -o {output:q} > {log:q} 2>&1"
 
@@ -66,27 +66,31 @@ rule metadata_time:
     input:
         data=paths.meta(RESULTS, "files"),
         layout=paths.meta(RESULTS, "layouts"),
-        helper=lambda wc: [META_HELPER] if "arrow-rs" in metagrid.implementations_of(
-            config, wc.dataset, wc.layout) else [],
+        helper=lambda wc: (
+            [META_HELPER]
+            if "arrow-rs" in metagrid.implementations_of(config, wc.dataset, wc.layout)
+            else []
+        ),
     output:
         paths.meta(RESULTS, "timings"),
-    wildcard_constraints:
-        **META_WILDCARDS,
-    params:
-        implementations=lambda wc: ",".join(metagrid.implementations_of(
-            config, wc.dataset, wc.layout)),
-        helper=lambda wc, input: commands.flag("--rust-helper", input.helper),
-        repetitions=META_CONFIG["repetitions"],
-        budget=META_CONFIG["time_budget_s"],
-        timeout=META_CONFIG["timeout_s"],
     log:
         paths.log(RESULTS, "metadata_time"),
+    wildcard_constraints:
+        **META_WILDCARDS,
+    conda:
+        "../../envs/root.yaml"
     threads: timing_threads(1)
     resources:
         mem_mb=4000,
         runtime=60,
-    conda:
-        "../../envs/root.yaml"
+    params:
+        implementations=lambda wc: ",".join(
+            metagrid.implementations_of(config, wc.dataset, wc.layout)
+        ),
+        helper=lambda wc, input: commands.flag("--rust-helper", input.helper),
+        repetitions=META_CONFIG["repetitions"],
+        budget=META_CONFIG["time_budget_s"],
+        timeout=META_CONFIG["timeout_s"],
     shell:
         "hepfmt metadata time {input.data:q} --layout {input.layout:q} "
         "--implementations {params.implementations} --repetitions {params.repetitions} "
@@ -95,7 +99,6 @@ rule metadata_time:
 
 
 rule metadata_tabulate:
-    localrule: True
     input:
         config=paths.resolved_config(RESULTS),
         timings=[paths.meta(RESULTS, "timings", f) for f in META_FILES],
@@ -129,26 +132,27 @@ rule metadata_tabulate:
         ]
         + [paths.meta_plot(RESULTS, plot, "pdf") for plot in META_PLOTS],
         provenance=paths.meta_provenance(RESULTS),
-    params:
-        tables=lambda wc, output: os.path.dirname(output.tables[0]),
-        plots=lambda wc, output: os.path.dirname(output.plots[0]),
-        config_name=CONFIG_NAME,
     log:
         paths.log(RESULTS, "metadata_tabulate"),
+    localrule: True
+    conda:
+        "../../envs/arrow.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/arrow.yaml"
+    params:
+        tables=lambda wc, output: os.path.dirname(output.tables[0]),
+        plots=lambda wc, output: os.path.dirname(output.plots[0]),
+        config_name=CONFIG_NAME,
     shell:
         "hepfmt metadata tabulate --config {input.config:q} --timings {input.timings:q} "
         "-o {params.tables:q} --plots {params.plots:q} --provenance {output.provenance:q} "
         "--config-name {params.config_name:q} > {log:q} 2>&1"
 
 
+# Target of the metadata-cost study (snakemake --cores all metadata).
 rule metadata:
-    """Target of the metadata-cost study (snakemake --cores all metadata)."""
-    localrule: True
     input:
         rules.metadata_tabulate.output,
+    localrule: True

@@ -17,16 +17,16 @@ rule query_reference:
         meta=paths.source_meta(RESULTS),
     output:
         paths.query_reference(RESULTS),
-    params:
-        tasks=QUERY_TASKS,
     log:
         paths.log(RESULTS, "query_reference"),
+    conda:
+        "../../envs/root.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=30,
-    conda:
-        "../../envs/root.yaml"
+    params:
+        tasks=QUERY_TASKS,
     shell:
         "hepfmt query-reference {input.arrow:q} --tasks {params.tasks} -o {output:q} "
         "> {log:q} 2>&1"
@@ -40,6 +40,16 @@ rule query:
         reference=paths.query_reference(RESULTS),
     output:
         paths.query(RESULTS),
+    log:
+        paths.log(RESULTS, "query"),
+    conda:
+        "../../envs/root.yaml"
+    # like a read measurement: nothing runs beside it
+    threads: timing_threads(study.thread_counts(config)[0])
+    resources:
+        # one engine process at a time: ROOT's start-up plus one task's arrays of one file
+        mem_mb=4000,
+        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
     params:
         engines=lambda wc: ",".join(QUERY_PLAN[study.spec_of(config, wc)]),
         tasks=QUERY_TASKS,
@@ -47,19 +57,15 @@ rule query:
         modes=",".join(config["measure"]["modes"]),
         repetitions=config["measure"]["repetitions"],
         threads=study.thread_counts(config)[0],
-        scheduler=commands.flag("--dask-scheduler", [config["measure"]["dask_scheduler"]]
-                                if config["measure"]["dask_scheduler"] else []),
+        scheduler=commands.flag(
+            "--dask-scheduler",
+            (
+                [config["measure"]["dask_scheduler"]]
+                if config["measure"]["dask_scheduler"]
+                else []
+            ),
+        ),
         timeout=config["measure"]["timeout_s"],
-    log:
-        paths.log(RESULTS, "query"),
-    # like a read measurement: nothing runs beside it
-    threads: timing_threads(study.thread_counts(config)[0])
-    resources:
-        # one engine process at a time: ROOT's start-up plus one task's arrays of one file
-        mem_mb=4000,
-        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
-    conda:
-        "../../envs/root.yaml"
     shell:
         "hepfmt query {input.data:q} --source {input.arrow:q} --reference {input.reference:q} "
         "--format {params.adapter:q} --name {wildcards.format:q} "
@@ -88,14 +94,14 @@ rule tabulate_queries:
         ),
         md=paths.table(RESULTS, "queries", "md"),
         provenance=paths.query_provenance(RESULTS),
-    params:
-        tables=lambda wc, output: os.path.dirname(output.csv),
     log:
         paths.log(RESULTS, "tabulate_queries"),
     localrule: True
-    threads: 1
     conda:
         "../../envs/root.yaml"
+    threads: 1
+    params:
+        tables=lambda wc, output: os.path.dirname(output.csv),
     shell:
         "hepfmt tabulate-queries --plan {input.plan:q} -o {params.tables:q} "
         "--provenance {output.provenance:q} --queries {input.queries:q} > {log:q} 2>&1"

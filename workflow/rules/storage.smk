@@ -22,7 +22,8 @@ STORAGE_FILES = [
     if f.format in STORAGE_READERS
     and f.variant.startswith("zstd")
     and f.sample in study.measure_samples(config)
-    and f.cluster_size == max(config["measure"].get("cluster_sizes") or config["cluster_sizes"])
+    and f.cluster_size
+    == max(config["measure"].get("cluster_sizes") or config["cluster_sizes"])
 ]
 
 
@@ -33,6 +34,15 @@ rule storage_read:
         meta=paths.source_meta(RESULTS),
     output:
         paths.storage(RESULTS),
+    log:
+        paths.log(RESULTS, "storage"),
+    conda:
+        "../../envs/root.yaml"
+    # like a read measurement: nothing runs beside it
+    threads: timing_threads(1)
+    resources:
+        mem_mb=4000,
+        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
     params:
         readers=lambda wc: STORAGE_READERS[wc.format],
         adapter=lambda wc: study.adapter(config, wc.format),
@@ -43,15 +53,6 @@ rule storage_read:
         precision=config["measure"]["precision"],
         budget=config["measure"]["budget_s"],
         timeout=config["measure"]["timeout_s"],
-    log:
-        paths.log(RESULTS, "storage"),
-    # like a read measurement: nothing runs beside it
-    threads: timing_threads(1)
-    resources:
-        mem_mb=4000,
-        runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
-    conda:
-        "../../envs/root.yaml"
     shell:
         "hepfmt storage {input.data:q} --source {input.arrow:q} --format {params.adapter:q} "
         "--name {wildcards.format:q} --variant {wildcards.variant:q} "
@@ -81,14 +82,14 @@ rule tabulate_storage:
         md=paths.table(RESULTS, "storage", "md"),
         ratios=paths.table(RESULTS, "storage-ratios", "csv"),
         provenance=paths.storage_provenance(RESULTS),
-    params:
-        tables=lambda wc, output: os.path.dirname(output.csv),
     log:
         paths.log(RESULTS, "tabulate_storage"),
     localrule: True
-    threads: 1
     conda:
         "../../envs/root.yaml"
+    threads: 1
+    params:
+        tables=lambda wc, output: os.path.dirname(output.csv),
     shell:
         "hepfmt tabulate-storage --plan {input.plan:q} -o {params.tables:q} "
         "--provenance {output.provenance:q} --storage {input.storage:q} > {log:q} 2>&1"

@@ -4,16 +4,16 @@
 TABLE_DOCS = ("size", "reads", "ratios", "pairs", "formats", "samples")
 
 
+# The config exactly as validated (defaults filled, --config overrides applied).
 rule resolved_config:
-    """The config exactly as validated (defaults filled, --config overrides applied)."""
-    localrule: True
     output:
         paths.resolved_config(RESULTS),
     log:
         paths.log(RESULTS, "resolved_config"),
-    threads: 1
+    localrule: True
     conda:
         "../../envs/arrow.yaml"
+    threads: 1
     script:
         "../scripts/resolved_config.py"
 
@@ -28,15 +28,14 @@ rule plan_record:
     log:
         paths.log(RESULTS, "plan_record"),
     localrule: True
-    threads: 1
     conda:
         "../../envs/arrow.yaml"
+    threads: 1
     shell:
         "hepfmt plan-record {input.config:q} -o {output:q} > {log:q} 2>&1"
 
 
 rule tabulate:
-    localrule: True
     input:
         plan=paths.plan_record(RESULTS),
         sizes=[paths.size(RESULTS, f) for f in FILES],
@@ -53,7 +52,13 @@ rule tabulate:
                 subcategory="Read and size study, CSV",
             )
             for t in (
-                "size", "reads", "ratios", "pairs", "formats", "samples", "groups",
+                "size",
+                "reads",
+                "ratios",
+                "pairs",
+                "formats",
+                "samples",
+                "groups",
                 "repetitions",
             )
         ]
@@ -68,15 +73,16 @@ rule tabulate:
         ]
         + [paths.table(RESULTS, t, "md") for t in TABLE_DOCS],
         provenance=paths.provenance(RESULTS),
-    params:
-        tables=lambda wc, output: os.path.dirname(output.tables[0]),
     log:
         paths.log(RESULTS, "tabulate"),
+    localrule: True
+    conda:
+        "../../envs/arrow.yaml"
     threads: 1
     resources:
         **job_resources("tabulate"),
-    conda:
-        "../../envs/arrow.yaml"
+    params:
+        tables=lambda wc, output: os.path.dirname(output.tables[0]),
     shell:
         "hepfmt tabulate --plan {input.plan:q} -o {params.tables:q} "
         "--provenance {output.provenance:q} --sizes {input.sizes:q} --reads {input.reads:q} "
