@@ -141,3 +141,14 @@ def test_real_file_samples_are_accepted(tmp_path: Path) -> None:
                     "remote": {"file": "root://eos.cms/x.root", "tree": "Events"}}
     c["compare"]["pairs"] = []
     assert set(cfg.validate(c)["samples"]) == {"real", "remote"}
+
+
+def test_the_full_metadata_overlay_on_the_default_is_valid() -> None:
+    """config/metadata-full.yaml is merged onto default.yaml by Snakemake (key by key)."""
+    from snakemake.utils import update_config
+
+    c = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
+    update_config(c, yaml.safe_load((ROOT / "config" / "metadata-full.yaml").read_text()))
+    m = cfg.validate(c)["metadata"]
+    assert m["stats_levels"] == ["none", "chunk", "page"]
+    assert m["max_columns"]["root-rntuple"] == 10000 and m["columns"][-1] == 10000
