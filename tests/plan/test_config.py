@@ -144,11 +144,12 @@ def test_real_file_samples_are_accepted(tmp_path: Path) -> None:
 
 
 def test_the_full_metadata_overlay_on_the_default_is_valid() -> None:
-    """config/metadata-full.yaml is merged onto default.yaml by Snakemake (key by key)."""
+    """config/overlays/metadata-full.yaml is merged onto default.yaml by Snakemake (key by key)."""
     from snakemake.utils import update_config
 
     c = yaml.safe_load((ROOT / "config" / "default.yaml").read_text())
-    update_config(c, yaml.safe_load((ROOT / "config" / "metadata-full.yaml").read_text()))
+    overlay = ROOT / "config" / "overlays" / "metadata-full.yaml"
+    update_config(c, yaml.safe_load(overlay.read_text()))
     m = cfg.validate(c)["metadata"]
     assert m["stats_levels"] == ["none", "chunk", "page"]
     assert m["max_columns"]["root-rntuple"] == 10000 and m["columns"][-1] == 10000
