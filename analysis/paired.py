@@ -78,7 +78,7 @@ def _groups(selection: dict, read: str) -> list[list[dict]]:
     return [g for g in groups if g]
 
 
-def _units(selection: dict, read: str, value: Callable[[dict], float]) -> tuple[
+def interval_values(selection: dict, read: str, value: Callable[[dict], float]) -> tuple[
         list[float], str, str]:
     """What an interval is taken over: one value per round (a first read's, or the median of a
     round's repeats), or with only one round of repeats its pairs; with how, and the unit."""
@@ -124,7 +124,7 @@ def side_rows(doc: dict) -> list[dict]:
                     v = [p[key] for p in each if p[key] is not None]
                     return float(np.median(v)) if len(v) == len(each) else None
 
-                times, method, unit = _units(sel, read, lambda p, s=s: p[s]["wall_s"])
+                times, method, unit = interval_values(sel, read, lambda p, s=s: p[s]["wall_s"])
                 t = _interval(times)
                 rows.append({
                     "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
@@ -150,7 +150,7 @@ def side_rows(doc: dict) -> list[dict]:
 
 def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
     """Per selection × kind of read × quantity: the ROOT / Parquet ratio, the median of the
-    per-pair ratios, with its interval and coverage over the rounds (:func:`_units`)."""
+    per-pair ratios, with its interval and coverage over the rounds (:func:`interval_values`)."""
     file_events = int(file_events or doc.get("file_events") or 1_000_000)
     rows = []
     for sel in doc["selections"]:
@@ -164,7 +164,7 @@ def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
                     return f(_value(q, p["ttree"], doc["n_events"], file_events),
                              _value(q, p["parquet"], doc["n_events"], file_events))
 
-                values, method, unit = _units(sel, read, ratio)
+                values, method, unit = interval_values(sel, read, ratio)
                 r = _interval(values)
                 rows.append({
                     "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],

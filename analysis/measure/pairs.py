@@ -39,7 +39,6 @@ import json
 import math
 import os
 import select
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,7 +65,7 @@ from analysis.measure.timing import (
     PAIR_ROUNDS,
     Stopping,
 )
-from analysis.paired import SIDES, summarize_pair
+from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import sharp
@@ -359,15 +358,10 @@ def _round(state: _Selection, workers: dict[str, Worker], index: int, repeats: i
 
 
 def _round_ratios(rounds: list[dict]) -> list[float]:
-    """Each round's median Parquet / ROOT wall-time ratio over its kept repeats: what the
-    repeats' interval is taken over (:mod:`analysis.paired`)."""
-    out = []
-    for r in rounds:
-        kept = [p for p in r["repeats"] if p["kept"]]
-        if kept:
-            out.append(float(statistics.median(
-                p["parquet"]["wall_s"] / p["ttree"]["wall_s"] for p in kept)))
-    return out
+    """What the repeats' interval is taken over (:func:`analysis.paired.interval_values`), for
+    the Parquet / ROOT wall-time ratio: whether it is sharp decides on another round."""
+    return interval_values({"rounds": rounds}, "repeats",
+                           lambda p: p["parquet"]["wall_s"] / p["ttree"]["wall_s"])[0]
 
 
 def _more(spec: PairSpec, stop: Stopping, rounds: list[dict], started: float,
