@@ -297,6 +297,24 @@ def cmd_bench_overhead(a: argparse.Namespace) -> None:
     print(report(rows, a.format))
 
 
+def cmd_bench_layers(a: argparse.Namespace) -> None:
+    from analysis.atomic import atomic_path
+    from analysis.measure.layers import bench, report
+    from analysis.samples.source import read_source_meta, schema_of
+
+    a.selection = a.selection or [_selection("all=*")]
+    sels = _resolved_selections(a)
+    if len(sels) != 1:
+        raise UsageError("--selection", "bench layers profiles one selection")
+    (sel,) = sels.values()
+    branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
+    text = report(bench(a.file, a.source, a.format, a.readers.split(","), branches, a.seconds))
+    print(text)
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text(text + "\n")
+
+
 def cmd_bench_overhead_study(a: argparse.Namespace) -> None:
     """:func:`cmd_bench_overhead` for every reader of a finished run's measure sub-grid: the
     files of its first measure sample at the largest cluster size measured there (the files of
@@ -523,6 +541,18 @@ def _bench_parser(sub) -> None:
     o.add_argument("--threads", type=int, default=1)
     o.add_argument("--timeout", type=float, default=3600.0)
     o.set_defaults(func=cmd_bench_overhead)
+    la = bsub.add_parser("layers", help="where a read through ROOT spends its time: each "
+                         "reader profiled (perf) by layer, beside the file's codec bound")
+    la.add_argument("file")
+    la.add_argument("--source", required=True, help="the source sample the file was written from")
+    la.add_argument("--format", required=True, help="the adapter: ttree or rntuple")
+    la.add_argument("--readers", default="rdf,ttreereader,getentry,columnar",
+                    help="comma-separated reader names")
+    la.add_argument("--selection", type=_selection, action="append",
+                    default=None, help="NAME=BRANCH,... or NAME=* (default: all=*)")
+    la.add_argument("--seconds", type=float, default=3.0, help="profiled seconds per reader")
+    la.add_argument("-o", "--output", help="also write the report here")
+    la.set_defaults(func=cmd_bench_layers)
     st = bsub.add_parser("overhead-study", help="the overhead bench on every reader of a "
                          "finished run's measure sub-grid (the formats table's files)")
     st.add_argument("config", help="the study's config file (its results must exist)")

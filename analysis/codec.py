@@ -32,6 +32,24 @@ ROOT_LEVELS = {a: (1, 9) for a in ROOT_ALGORITHMS if a != "none"}
 PARQUET_CODECS = {"none": "NONE", "snappy": "SNAPPY", "gzip": "GZIP", "lz4": "LZ4",
                   "zstd": "ZSTD", "brotli": "BROTLI"}
 
+#: How the codec bound (analysis.measure.bound) decompresses each codec's blocks, as modes of
+#: ``decompress_blocks`` (formats/root/cxx/codecs.cxx): (the way the format's library does it,
+#: the same with one context reused across blocks, or None where the codec keeps no context or
+#: is not measured that way). ROOT's framing (TTree baskets, RNTuple pages) goes through
+#: R__unzip, which makes a new zstd context per frame; raw streams are Parquet's page bodies.
+ROOT_DECOMPRESSION = {"none": ("memcpy", None), "zlib": ("root", None), "lzma": ("root", None),
+                      "lz4": ("root", None), "zstd": ("root", "root-reused")}
+RAW_DECOMPRESSION = {"none": ("memcpy", None), "zstd": ("zstd", "zstd-reused"),
+                     "gzip": ("gzip", "gzip-reused"), "lz4": ("lz4", None)}
+
+
+def root_algorithm(settings: int) -> str:
+    """The algorithm of a ROOT compression setting (``algorithm * 100 + level``; 0: none)."""
+    number = settings // 100 if settings % 100 else 0
+    names = {v: k for k, v in ROOT_ALGORITHMS.items()}
+    return names.get(number, f"ROOT algorithm {number}")
+
+
 #: Level ranges: algorithm -> (lowest, highest); an algorithm absent takes no level.
 Levels = Mapping[str, tuple[int, int]]
 

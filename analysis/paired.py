@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analysis.stats import median_interval, parts
+from analysis.stats import bound_fractions, median_interval, ns_per_value, parts
 
 #: The pairing's two sides, in the order a record names them.
 SIDES = ("ttree", "parquet")
@@ -138,6 +138,10 @@ def side_rows(doc: dict) -> list[dict]:
                     "events_per_s": doc["n_events"] / t["value"],
                     "open_s": med("open_s"), "setup_s": med("setup_s"),
                     "events_per_s_steady": med("events_per_s_steady"),
+                    **bound_fractions(med("events_per_s_steady"),
+                                      doc["sides"][s].get("bounds", {}).get(sel["selection"])),
+                    "ns_per_value": ns_per_value(med("events_per_s_steady"), sel.get("values"),
+                                                 doc["n_events"]),
                     "chunks": each[0]["chunks"],
                     "cpu_s": float(np.median([r["cpu_s"] for r in reps])),
                     "minflt": float(np.median([r.get("minflt", np.nan) for r in reps])),

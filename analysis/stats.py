@@ -164,3 +164,29 @@ def ratio_interval(numerator: Sequence[float], denominator: Sequence[float]) -> 
     return {"ratio": a["median"] / b["median"], "ratio_lo": a["lo_s"] / b["hi_s"],
             "ratio_hi": a["hi_s"] / b["lo_s"],
             "coverage": max(0.0, a["coverage"] + b["coverage"] - 1)}
+
+
+def bound_fractions(steady_events_per_s: float | None, bound: dict | None) -> dict:
+    """A read's steady rate as a fraction of its selection's codec bound
+    (:mod:`analysis.measure.bound`), with a context per block and with one reused; None
+    where either is missing."""
+    bound = bound or {}
+
+    def frac(key: str) -> float | None:
+        b = bound.get(key)
+        return steady_events_per_s / b if steady_events_per_s and b else None
+
+    return {"bound_events_per_s_new": bound.get("events_per_s_new"),
+            "bound_events_per_s_reused": bound.get("events_per_s_reused"),
+            "fraction_of_bound_new": frac("events_per_s_new"),
+            "fraction_of_bound_reused": frac("events_per_s_reused")}
+
+
+def ns_per_value(steady_events_per_s: float | None, values: int | None,
+                 n_events: int) -> float | None:
+    """What each decoded value costs at a read's steady rate: nanoseconds per value, the
+    selection holding ``values`` values over ``n_events`` events (None where either is
+    missing). The unit a reader of any width is compared in."""
+    if not steady_events_per_s or not values or not n_events:
+        return None
+    return 1e9 / (steady_events_per_s * values / n_events)

@@ -31,6 +31,11 @@ class DescribeFn(Protocol):
         """The written file's layout, from its own metadata."""
 
 
+class BlocksFn(Protocol):
+    def __call__(self, path: Path, branches: list[str]) -> Blocks:
+        """The compressed blocks holding ``branches``, from the file's own metadata."""
+
+
 class PrepareFn(Protocol):
     def __call__(self, threads: int) -> None:
         """Imports, JIT declarations and thread settings: once per process, never timed."""
@@ -124,6 +129,32 @@ class Layout(Mapping):
 
 
 @dataclass(frozen=True)
+class Blocks:
+    """Where a file keeps the compressed bytes of a selection (TTree baskets, RNTuple pages,
+    Parquet pages), for the codec bound (:mod:`analysis.measure.bound`): each block is
+    ``zipped`` bytes at ``offset`` that decompress to ``unzipped`` bytes. A block whose two sizes
+    are equal is stored as it is (a copy is its bound).
+
+    ``library`` names how the format's own library decompresses them, ``reused`` the same codec
+    with one context kept across blocks (None: the codec keeps none, or the format's library
+    already reuses it); both are ``decompress_blocks`` modes of ``cxx/codecs.cxx``.
+    """
+
+    codec: str
+    library: str | None
+    reused: str | None
+    offsets: list[int]
+    zipped: list[int]
+    unzipped: list[int]
+    #: why no bound can be taken (a codec with no library here); None: it can
+    why_not: str | None = None
+
+
+#: The two ways a reader goes through a file (:attr:`Reader.kind`).
+EVENT_LOOP, COLUMNAR = "event loop", "columnar"
+
+
+@dataclass(frozen=True)
 class Reader:
     """A way to read a format. ``prepare`` runs once per process before any timing (imports,
     JIT declarations, thread settings); ``read`` returns checksums, to prove the reader right,
@@ -134,6 +165,9 @@ class Reader:
     prepare: PrepareFn
     read: ReadFn
     scan: ScanFn
+    #: how it reads: an event at a time through every selected column (:data:`EVENT_LOOP`),
+    #: or a column at a time (:data:`COLUMNAR`); a ratio says which two it compares
+    kind: str = COLUMNAR
 
 
 @dataclass(frozen=True)
@@ -154,6 +188,8 @@ class Format:
     #: why a file written with these writer options cannot be proven by any reader (None: it
     #: can); such a file's size is recorded as unverified, never silently as verified
     unverifiable: Callable[[dict], str | None] | None = None
+    #: the file's compressed blocks of a selection, for the codec bound (None: not listed)
+    blocks: BlocksFn | None = None
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key, self.levels)

@@ -27,9 +27,11 @@ import pyarrow.parquet as pq
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum
-from analysis.codec import PARQUET_CODECS, Variant, pyarrow_levels
+from analysis.codec import PARQUET_CODECS, RAW_DECOMPRESSION, Variant, pyarrow_levels
 from analysis.errors import ConfigError, InputError, VerificationError
+from analysis.formats import parquet_pages
 from analysis.formats.base import (
+    Blocks,
     Format,
     Layout,
     Marks,
@@ -284,10 +286,26 @@ def _prepare_awkward(threads: int) -> None:
     _prepare_pyarrow(threads)
 
 
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """The pages of ``branches`` (dictionary pages too), from their headers."""
+    _check_branches(str(path), branches)
+    try:
+        parquet_codec, pages = parquet_pages.pages(path, set(branches))
+    except (OSError, ValueError) as exc:
+        raise InputError(path, f"cannot list its pages ({exc})") from exc
+    names = {v: k for k, v in PARQUET_CODECS.items()} | {"UNCOMPRESSED": "none",
+                                                         "LZ4_RAW": "lz4"}
+    codec = names.get(parquet_codec, parquet_codec.lower())
+    library, reused = RAW_DECOMPRESSION.get(codec, (None, None))
+    return Blocks(codec, library, reused, [p.offset for p in pages], [p.zipped for p in pages],
+                  [p.unzipped for p in pages],
+                  None if library else f"no {codec} decompressor is measured here")
+
+
 FORMAT = Format(
     algorithms=frozenset(PARQUET_CODECS), dictionary=True,
     levels=pyarrow_levels(list(PARQUET_CODECS)),
-    write=write, describe=describe,
+    write=write, describe=describe, blocks=blocks,
     readers={
         "pyarrow": arrow_reader("pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks,
                                 _check_branches),

@@ -54,6 +54,7 @@ from analysis.measure import digest as content_digest
 from analysis.measure import isolated, load, memcap
 from analysis.measure.reads import (
     ReadSpec,
+    codec_bounds,
     read_peak_bytes,
     start_read_peak,
     timed_scan,
@@ -438,6 +439,12 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
             selections.append(measure_selection(spec, name, n_events, naive_all, Path(tmp)))
             selections[-1]["naive_bytes"] = float(sum(
                 meta["naive_bytes_by_branch"][b] for b in spec.selections[name]))
+            selections[-1]["values"] = sum(int(meta["checksums"][b][0])
+                                           for b in spec.selections[name])
+    for s in SIDES:  # after every timed read: each side's codec bound per selection
+        side = getattr(spec, s)
+        sides[s]["bounds"] = codec_bounds(side.path, side.adapter, spec.selections, meta,
+                                          spec.timeout)
     doc = {"pair": spec.label, "sample": meta["sample"], "process": meta["process"],
            "cluster_size": spec.cluster_size, "n_events": n_events, "threads": spec.threads,
            "file_events": spec.file_events,

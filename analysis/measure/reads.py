@@ -58,7 +58,7 @@ from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
-from analysis.stats import median_interval, parts_of, summarize
+from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
 MODES = ("cold", "warm")
 ALL = "*"
@@ -355,6 +355,24 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
     }
 
 
+def codec_bounds(path: str | Path, format_name: str, branches_of: dict[str, list[str]],
+                 meta: dict, timeout: float) -> dict[str, dict]:
+    """The codec bound (:mod:`.bound`) of each selection, in a child process: it decompresses
+    blocks of a file that only its readers have opened so far, under a memory cap sized by the
+    selection's bytes."""
+    if is_url(path):
+        return {}
+    out = {}
+    for name, branches in branches_of.items():
+        naive = sum(meta["naive_bytes_by_branch"][b] for b in branches)
+        out[name] = isolated.call(
+            "analysis.measure.bound:measure",
+            {"path": str(path), "module": formats.entry(format_name).module,
+             "branches": branches, "n_events": int(meta["n_events"])},
+            path, f"codec bound of {name}", timeout, data_bytes=naive)
+    return out
+
+
 def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]:
     """Compressed bytes of each branch, from the file's own metadata. The file is opened by
     a library for the first time here: in a child process, where a crash on a corrupt file
@@ -416,13 +434,14 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
     reads = []
+    branches_of = {name: schema.names if sel == ALL else list(sel)
+                   for name, sel in selections.items()}
     sweep = [threads] if isinstance(threads, int) else list(threads)
     for reader, n_threads in itertools.product(readers, sweep):
         if reader not in fmt.readers:
             raise VerificationError(path, f"format {format_name} has no reader {reader!r}")
         specs = []
-        for sel_name, sel in selections.items():
-            branches = schema.names if sel == ALL else list(sel)
+        for sel_name, branches in branches_of.items():
             missing = [b for b in branches if b not in meta["checksums"]]
             if missing:
                 raise InputError(source, f"selection {sel_name!r}: no branches {missing}")
@@ -436,14 +455,20 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
         for spec, res in zip(specs, results, strict=True):
             zip_bytes = sum(zip_by_branch.get(b, 0) for b in spec.branches)
             naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
+            values = sum(int(meta["checksums"][b][0]) for b in spec.branches)
             for mode, reps in res["modes"].items():
-                reads.append(_read_record(spec, mode, reps, res, zip_bytes, naive,
-                                          meta["n_events"], fs_verifiable))
+                reads.append({**_read_record(spec, mode, reps, res, zip_bytes, naive,
+                                             meta["n_events"], fs_verifiable),
+                              "selection_values": values})
+    # after every timed read: the codec bound of each selection, and each read's fraction of it
+    bounds = codec_bounds(path, format_name, branches_of, meta, timeout)
+    for r in reads:
+        r.update(bound_fractions(r["events_per_s_steady"], bounds.get(r["selection"])))
     doc = {
         "file": str(path), "sample": meta["sample"], "process": meta["process"],
         "format": name or format_name, "adapter": format_name, "variant": variant,
         "cluster_size": cluster_size,
-        "n_events": meta["n_events"], "reads": reads,
+        "n_events": meta["n_events"], "reads": reads, "bounds": bounds,
         "provenance": provenance,
     }
     write_json(out, doc)

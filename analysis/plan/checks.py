@@ -333,10 +333,11 @@ def _compare(config: dict) -> None:
                               f"{p.label!r} is also pairs[{labels[p.label]}]'s label (the "
                               "ratio tables know a pairing by its label)")
         labels[p.label] = i
-    for p in compare_pairs(config):
-        for s in p.sides:
+    for i, p in enumerate(compare_pairs(config)):
+        for name, s in zip(SIDES, p.sides, strict=True):
             if s.format in config["formats"]:
-                _reader_exists("compare.readers", adapter(config, s.format), s.reader,
+                key = f"compare.pairs[{i}].{name}_reader" if s.named else "compare.readers"
+                _reader_exists(key, adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
     _pair_slugs(config)
 

@@ -58,6 +58,14 @@ class Side(NamedTuple):
     format: str
     variant: str
     reader: str
+    #: the pairing names this side's reader itself (``compare.pairs[].ttree_reader``): it
+    #: is then part of the pairing's identity (:func:`pair_slug`), since the same files are
+    #: paired by other readers too
+    named: bool = False
+
+    @property
+    def slug(self) -> str:
+        return f"{self.format}-{self.variant}" + (f".{self.reader}" if self.named else "")
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,15 @@ def compare_reader(config: dict, fmt: str, side: str) -> str:
     return named.get(fmt, named.get(side, ""))
 
 
+def reader_kind(config: dict, side: Side) -> str:
+    """How the reader of a pairing's side goes through its file (:attr:`Reader.kind`); empty
+    for a format the config does not have (check_config names it)."""
+    if side.format not in config["formats"]:
+        return ""
+    readers = formats.get(adapter(config, side.format)).readers
+    return readers[side.reader].kind if side.reader in readers else ""
+
+
 def compare_pairs(config: dict) -> list[Pair]:
     """The ROOT / Parquet pairings of the ratio tables: the config's ``compare.pairs``, else
     same-algorithm pairings of the ``ttree`` and ``parquet`` variants (ignoring levels, no
@@ -176,7 +193,8 @@ def compare_pairs(config: dict) -> list[Pair]:
 
     def side(p: dict, name: str) -> Side:
         fmt = p.get(f"{name}_format", name)
-        return Side(fmt, p[name], compare_reader(config, fmt, name))
+        named = p.get(f"{name}_reader")
+        return Side(fmt, p[name], named or compare_reader(config, fmt, name), bool(named))
 
     return [Pair(p.get("label") or f"{p['ttree']} vs {p['parquet']}",
                  side(p, "ttree"), side(p, "parquet"), tuple(p.get("cluster_sizes") or ()))
@@ -187,7 +205,8 @@ def pairs(config: dict) -> list[dict]:
     """:func:`compare_pairs` as the config spells them: ``label``, the ``ttree`` and
     ``parquet`` variants and the ``ttree_format`` and ``parquet_format`` names."""
     return [{"label": p.label, **{s: getattr(p, s).variant for s in SIDES},
-             **{f"{s}_format": getattr(p, s).format for s in SIDES}}
+             **{f"{s}_format": getattr(p, s).format for s in SIDES},
+             **{f"{s}_reader": getattr(p, s).reader for s in SIDES}}
             for p in compare_pairs(config)]
 
 
@@ -233,8 +252,7 @@ def read_modes(config: dict) -> list[str]:
 
 def pair_slug(pair: Pair) -> str:
     """A pairing as a path component: its formats and variants (its label is free text)."""
-    t, p = pair.ttree, pair.parquet
-    return f"{t.format}-{t.variant}.vs.{p.format}-{p.variant}"
+    return f"{pair.ttree.slug}.vs.{pair.parquet.slug}"
 
 
 @dataclass(frozen=True)

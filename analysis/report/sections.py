@@ -124,20 +124,48 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
             "time to first event (s)": d.time_to_first_event_s.map(_num),
             "steady events/s": d.events_per_s_steady.map(_num),
             "steady MB/s (compressed)": d.mb_per_s_steady_compressed.map(_num),
+            "ns per value": d.ns_per_value.map(_num),
+            **_bound_cells(d),
             "repetitions": d.repetitions,
             "throughput from": d.throughput_method + d.fit_poor.map(
                 lambda p: " (poor fit)" if p is True else "")})
         sections.append((f"Parts of a read, selection '{sel}', {mode} cache: median time with "
                          "its interval (95% unless a coverage is given; over samples: the mean "
                          "of each bound), time to the "
-                         "first event (open + set-up), steady throughput", table))
+                         f"first event (open + set-up), steady throughput; {BOUND_MEANING}",
+                         table))
     return sections
 
 
 #: The warm parts ``formats`` has per selection (``<selection>_warm_<part>``), as headed.
 _FORMAT_PARTS = {"time_to_first_event_s": "first event (s)",
                  "events_per_s_steady": "steady events/s",
-                 "first_read_s": "first read in a fresh process (s)"}
+                 "ns_per_value": "ns per value",
+                 "first_read_s": "first read in a fresh process (s)",
+                 "fraction_of_bound_new": "of codec bound (new ctx)",
+                 "fraction_of_bound_reused": "of codec bound (reused ctx)"}
+
+#: What the codec bound columns mean, said in the headings of the tables that have them.
+BOUND_MEANING = ("codec bound: the file's own compressed blocks of the selection decompressed "
+                 "alone on one core (a new context per block, as ROOT and one-shot calls do, "
+                 "and one reused; uncompressed: a copy); 'of bound': steady events/s over the "
+                 "bound's")
+
+
+def _bound_cells(d: pd.DataFrame) -> dict[str, pd.Series]:
+    """The codec bound's columns of a table with :data:`analysis.report.tables.BOUND_COLUMNS`
+    (none for records from before the bound)."""
+    if "bound_events_per_s_new" not in d or d.bound_events_per_s_new.isna().all():
+        return {}
+    pct = lambda v: "" if pd.isna(v) else f"{v:.2f}"  # noqa: E731
+    return {"codec bound events/s (new / reused ctx)": [
+                "" if pd.isna(a) else _num(a) + ("" if pd.isna(b) else f" / {_num(b)}")
+                for a, b in zip(d.bound_events_per_s_new, d.bound_events_per_s_reused,
+                                strict=True)],
+            "of bound (new / reused)": [
+                "" if pd.isna(a) else pct(a) + ("" if pd.isna(b) else f" / {pct(b)}")
+                for a, b in zip(d.fraction_of_bound_new, d.fraction_of_bound_reused,
+                                strict=True)]}
 
 
 def format_sections(ft: pd.DataFrame) -> list[Section]:
@@ -162,7 +190,8 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
             if ft[c].isna().all():  # e.g. no throughput from one-cluster files: no column
                 continue
             sel, part = c.rsplit("_warm_", 1)
-            cols[f"{sel} warm {_FORMAT_PARTS[part]}"] = ft[c].map(_num)
+            cols[f"{sel} warm {_FORMAT_PARTS[part]}"] = ft[c].map(
+                (lambda v: "" if pd.isna(v) else f"{v:.2f}") if "fraction" in part else _num)
         cols["peak RSS over baseline (MB)"] = [
             "" if pd.isna(v) else f"{'' if exact is not False else '≥ '}{v:.0f}"
             for v, exact in zip(ft.rss_over_baseline_mb, ft.get("rss_exact", [None] * len(ft)),
@@ -173,7 +202,7 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
              "file costs; steady events/s: what each further event costs (how it was found: "
              "reads.csv); † = cold eviction not verified; peak RSS: the "
              "reads' own high-water mark over the resident set they started from (≥ = only a "
-             "lower bound: the kernel refused to reset the mark)",
+             f"lower bound: the kernel refused to reset the mark); {BOUND_MEANING}",
              d)]
 
 
@@ -219,6 +248,9 @@ def _lead_section(ratios: pd.DataFrame) -> list[Section]:
     m = tp.merge(ft, on=keys, suffixes=("", "_file")).sort_values(keys, kind="stable")
     table = pd.DataFrame({"pair": m.pair, "selection": m.selection, "read": m.read,
                           "cluster size": m.cluster_size})
+    if "compares" in m and m.compares.fillna("").astype(bool).any():
+        table["compares"] = [f"{c} ({a} vs {b})" if c else f"{a} vs {b}" for c, a, b in zip(
+            m.compares.fillna(""), m.ttree_reader, m.parquet_reader, strict=True)]
     for col in ("mode", "threads"):
         if m[col].nunique() > 1:
             table[col] = m[col]
@@ -281,6 +313,8 @@ def pair_sections(pairs: pd.DataFrame) -> list[Section]:
             "open (s)": d.open_s.map(_num),
             "set-up (s)": d.setup_s.map(_num),
             "steady events/s": d.events_per_s_steady.map(_num),
+            "ns per value": d.ns_per_value.map(_num),
+            **_bound_cells(d),
             "CPU (s)": d.cpu_s.map(_num),
             "minor faults": d.minflt.map(lambda v: "" if pd.isna(v) else f"{v:.0f}"),
             "read's own peak (MB)": d.read_peak_mb.map(
@@ -290,7 +324,7 @@ def pair_sections(pairs: pd.DataFrame) -> list[Section]:
         out.append((f"Selection '{sel}': each side's time (median over the pairs; "
                     f"{INTERVALS_MEANING}), its parts (open, set-up, steady rate), CPU, minor "
                     "page faults and the read's own peak memory above its process's resident "
-                    f"set; {READS_MEANING}", table.reset_index(drop=True)))
+                    f"set; {READS_MEANING}; {BOUND_MEANING}", table.reset_index(drop=True)))
     return out
 
 

@@ -57,7 +57,13 @@ from analysis.report.documents import (
     write_doc,
 )
 from analysis.report.grid import widest_read_cluster_size
-from analysis.stats import fit_fixed_cost, median_interval, parts_of, samples_interval
+from analysis.stats import (
+    fit_fixed_cost,
+    median_interval,
+    ns_per_value,
+    parts_of,
+    samples_interval,
+)
 
 KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
@@ -65,10 +71,11 @@ READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
 #: reads after it, pooled); empty for size.
 RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "read", "mode", "threads",
               "cluster_size"]
-#: What a ratio row says beyond its value: the reader of each side, and whether a cold ratio's
-#: reads were all verified cold (empty for size and warm ratios: paired reads are warm), and the
-#: CPU models the row was measured on.
-RATIO_EXTRA = ["ttree_reader", "parquet_reader", "cold_verified", "cpu"]
+#: What a ratio row says beyond its value: the reader of each side and what kinds of reading
+#: they are (``compares``: "event loop vs columnar", "columnar vs columnar"), whether a cold
+#: ratio's reads were all verified cold (empty for size and warm ratios: paired reads are
+#: warm), and the CPU models the row was measured on.
+RATIO_EXTRA = ["ttree_reader", "parquet_reader", "compares", "cold_verified", "cpu"]
 #: A ratio row's value and how sure it is: ``ratio_mean`` is the value (one sample: the paired
 #: median; several: the mean over samples), [``ratio_lo``, ``ratio_hi``] its interval of at
 #: least ``coverage``, found as ``interval_method`` says, over ``n_over`` values of what ``over``
@@ -93,6 +100,11 @@ FIT_TOLERANCE = 0.05
 PART_COLUMNS = ["open_s", "setup_s", "events_per_s_steady", "mb_per_s_steady_compressed",
                 "mb_per_s_steady_naive", "median_lo_s", "median_hi_s", "median_coverage",
                 "selection_zip_bytes"]
+
+#: The codec bound of a read's selection (events/s, a context per block and one reused) and
+#: the read's steady rate as a fraction of each (analysis.measure.bound).
+BOUND_COLUMNS = ("bound_events_per_s_new", "bound_events_per_s_reused", "fraction_of_bound_new",
+                 "fraction_of_bound_reused")
 
 _BASE = ("sample", "process", *KEYS, "n_events", "provenance")
 #: The ``process`` of a sample imported from a real file (``hepfmt import``); others are
@@ -274,8 +286,13 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
                              - reads.baseline_rss_bytes)
     if "rss_method" not in reads:
         reads = reads.assign(rss_method="ru_maxrss (lower bound)")
-    for col in ("minflt_median", "first_read_s"):  # NaN: none (or a record from before)
+    for col in ("minflt_median", "first_read_s", "selection_values",
+                *BOUND_COLUMNS):  # NaN: none (or a record from before)
         reads = reads.assign(**{col: pd.to_numeric(reads[col]) if col in reads else np.nan})
+    reads = reads.assign(ns_per_value=[
+        ns_per_value(r, v, n) if pd.notna(r) and pd.notna(v) else np.nan
+        for r, v, n in zip(reads.events_per_s_steady, reads.selection_values, reads.n_events,
+                           strict=True)])
     t = mean_std(reads, READ_KEYS, "median_s")
     extra = reads.groupby(READ_KEYS).agg(
         iqr_s_mean=("iqr_s", "mean"), repetitions=("n", "min"),
@@ -293,7 +310,8 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
         cold_verified=("cold_verified", all_verified),
         **{c: (c, "mean") for c in ("open_s", "setup_s", "time_to_first_event_s",
                                     "events_per_s_steady", "mb_per_s_steady_compressed",
-                                    "mb_per_s_steady_naive", "median_lo_s", "median_hi_s")},
+                                    "mb_per_s_steady_naive", "median_lo_s", "median_hi_s",
+                                    "ns_per_value", *BOUND_COLUMNS)},
         median_coverage=("median_coverage", "min"),
         throughput_method=("throughput_method", joined),
         fit_residual_s=("fit_residual_s", "max"), fit_poor=("fit_poor", any_flag),
@@ -414,6 +432,13 @@ def _over_samples(g: pd.DataFrame) -> dict:
             "cold_verified": all_verified(g.cold_verified), "cpu": joined(g.cpu)}
 
 
+def compares_of(pair: dict) -> str:
+    """What a pairing compares: its two readers' kinds ("event loop vs columnar"), from the
+    plan record (empty for a record from before kinds)."""
+    kinds = [pair[s].get("kind", "") for s in paired.SIDES]
+    return " vs ".join(kinds) if all(kinds) else ""
+
+
 def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> pd.DataFrame:
     """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × read
     × threads × cluster size: sizes from the size records, reads from the paired measurements'
@@ -424,7 +449,9 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> p
     if df.empty:
         return pd.DataFrame(columns=RATIO_COLUMNS)
     df = df.reindex(columns=[*RATIO_COLUMNS, "sample", "ratio"])
-    out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g)}
+    compares = {p["label"]: compares_of(p) for p in plan["pairs"]}
+    out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g),
+            "compares": compares.get(key[0], "")}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
     return pd.DataFrame(out, columns=RATIO_COLUMNS).astype(
         {"file_events": "Int64", "n_pairs": "Int64", "n_over": "Int64", "discarded": "Int64"})
@@ -440,7 +467,8 @@ PAIR_SIDE_KEYS = ["pair", "cluster_size", "selection", "threads", "read", "side"
 PAIR_COLUMNS = [*PAIR_SIDE_KEYS, "format", "variant", "reader", "median_s", "lo_s", "hi_s",
                 "coverage", "n_pairs", "n_over", "over", "n_samples", "events_per_s", "open_s",
                 "setup_s",
-                "events_per_s_steady", "cpu_s", "minflt", "read_peak_mb",
+                "events_per_s_steady", "ns_per_value", *BOUND_COLUMNS, "cpu_s", "minflt",
+                "read_peak_mb",
                 "other_cpu_share_max", "cpu"]
 
 
@@ -450,8 +478,9 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
     if sides.empty:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     mean = {c: (c, "mean") for c in ("median_s", "lo_s", "hi_s", "events_per_s", "open_s",
-                                     "setup_s", "events_per_s_steady", "cpu_s", "minflt")}
-    d = sides.assign(**{c: pd.to_numeric(sides[c]) for c in mean})
+                                     "setup_s", "events_per_s_steady", "ns_per_value",
+                                     *BOUND_COLUMNS, "cpu_s", "minflt")}
+    d = sides.assign(**{c: pd.to_numeric(sides[c]) if c in sides else np.nan for c in mean})
     t = d.groupby(PAIR_SIDE_KEYS, sort=False).agg(
         format=("format", "first"), variant=("variant", "first"), reader=("reader", "first"),
         coverage=("coverage", "min"), n_pairs=("n", "min"), n_over=("n_over", "min"),
@@ -468,7 +497,8 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
 #: The parts of a warm read that ``formats`` shows per selection, as ``<selection>_warm_<part>``:
 #: what a short file and a long file each cost (a name not ending in ``_warm_s``, which is a
 #: read time).
-FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady", "first_read_s")
+FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady", "ns_per_value", "first_read_s",
+                "fraction_of_bound_new", "fraction_of_bound_reused")
 
 
 def _warm_parts(rows: pd.DataFrame) -> pd.DataFrame:

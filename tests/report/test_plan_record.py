@@ -46,8 +46,10 @@ def test_plan_record_keeps_config_order_and_each_sides_reader(tmp_path: Path) ->
     assert plan_record.variants(plan, "parquet") == ["zstd-3", "none"]
     assert list(plan_record.selections(plan)) == ["zz", "10"]
     (pair,) = plan["pairs"]
-    assert pair["ttree"] == {"format": "ttree", "variant": "none", "reader": "uproot"}
-    assert pair["parquet"] == {"format": "parquet", "variant": "none", "reader": "pyarrow"}
+    assert pair["ttree"] == {"format": "ttree", "variant": "none", "reader": "uproot",
+                             "named": False, "kind": "columnar"}
+    assert pair["parquet"] == {"format": "parquet", "variant": "none", "reader": "pyarrow",
+                               "named": False, "kind": "columnar"}
     assert plan["config"]["formats"]["ttree_b"]["label"] == "TTree B"
 
 

@@ -34,8 +34,10 @@ CPP_TYPES = {"bool": "bool", "int8": "std::int8_t", "uint8": "std::uint8_t",
              "int16": "std::int16_t", "uint16": "std::uint16_t", "int32": "std::int32_t",
              "uint32": "std::uint32_t", "int64": "std::int64_t", "uint64": "std::uint64_t",
              "float32": "float", "float64": "double"}
-#: The compiled readers: the source, its interface (all Python declares) and a header.
-READERS_CXX = ("readers.cxx", "readers.hxx", "checksum.hxx")
+#: The compiled readers: the sources, their interface (all Python declares) and a header.
+READERS_CXX = ("readers.cxx", "codecs.cxx", "readers.hxx", "checksum.hxx")
+READERS_SOURCES = tuple(n for n in READERS_CXX if n.endswith(".cxx"))
+READERS_HEADER = "readers.hxx"
 READERS = "readers"
 
 T = TypeVar("T")
@@ -80,11 +82,13 @@ def reader_cache_dir(ROOT) -> Path:
     return base / key.hexdigest()[:16]
 
 
-#: The ROOT libraries the readers link against.
-READER_LIBS = ("Core", "RIO", "Tree", "TreePlayer", "ROOTDataFrame", "ROOTNTuple", "ROOTVecOps")
+#: The ROOT libraries the readers link against (and zlib, which ROOT links too, for the
+#: codec bound's gzip pages).
+READER_LIBS = ("Core", "RIO", "Tree", "TreePlayer", "ROOTDataFrame", "ROOTNTuple", "ROOTVecOps",
+               "z")
 
 
-def _compile_command(ROOT, src: Path, out: Path) -> list[str]:
+def _compile_command(ROOT, srcs: list[Path], out: Path) -> list[str]:
     """The C++ compiler and standard ROOT's own ACLiC uses, on ROOT's headers and libraries,
     without a dictionary (see :func:`compile_readers`)."""
     make = str(ROOT.gSystem.GetMakeSharedLib())
@@ -92,7 +96,7 @@ def _compile_command(ROOT, src: Path, out: Path) -> list[str]:
     inc, lib = str(ROOT.gROOT.GetIncludeDir()), str(ROOT.gROOT.GetLibDir())
     return [os.environ.get("CXX", "c++"), "-O2", "-shared", "-fPIC", "-pthread",
             std.group(0) if std else "-std=c++17", "-fsized-deallocation", f"-I{inc}",
-            f"-I{src.parent}", str(src), "-o", str(out), f"-L{lib}",
+            f"-I{srcs[0].parent}", *map(str, srcs), "-o", str(out), f"-L{lib}",
             *(f"-l{name}" for name in READER_LIBS), f"-Wl,-rpath,{lib}"]
 
 
@@ -114,16 +118,26 @@ def compile_readers(ROOT) -> None:
             for name in READERS_CXX:
                 shutil.copyfile(CXX / name, cache / name)
             tmp = lib.with_suffix(".tmp.so")
-            build = subprocess.run(_compile_command(ROOT, cache / READERS_CXX[0], tmp),
-                                   capture_output=True, text=True)
+            build = subprocess.run(
+                _compile_command(ROOT, [cache / n for n in READERS_SOURCES], tmp),
+                capture_output=True, text=True)
             if build.returncode != 0:
                 tail = "\n".join(build.stderr.strip().splitlines()[-5:])
-                raise RuntimeError(f"could not compile {CXX / READERS_CXX[0]}:\n{tail}")
+                raise RuntimeError(f"could not compile {', '.join(READERS_SOURCES)} in {CXX}:"
+                                   f"\n{tail}")
             tmp.replace(lib)
     if ROOT.gSystem.Load(str(lib)) < 0:
         raise RuntimeError(f"ROOT could not load {lib}")
-    if not ROOT.gInterpreter.Declare(f'#include "{cache / READERS_CXX[1]}"'):
-        raise RuntimeError(f"cling could not declare {cache / READERS_CXX[1]}")
+    if not ROOT.gInterpreter.Declare(f'#include "{cache / READERS_HEADER}"'):
+        raise RuntimeError(f"cling could not declare {cache / READERS_HEADER}")
+
+
+def cxx_what(exc: BaseException) -> str:
+    """A C++ exception's own message, out of cppyy's text for it (which leads with the whole
+    signature of the function that threw: ``<signature> =>\n    runtime_error: <what>``)."""
+    text = str(exc)
+    m = re.search(r"=>\s*(?:[\w:]+(?:Error|error|exception|Exception): )?(.*)\Z", text, re.S)
+    return " ".join((m.group(1) if m else text).split())
 
 
 def create(path: str | Path, opener: Callable[[str], T]) -> T:

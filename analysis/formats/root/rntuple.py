@@ -22,9 +22,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis.atomic import atomic_path
-from analysis.codec import ROOT_ALGORITHMS, ROOT_LEVELS, Variant
+from analysis.codec import (
+    ROOT_ALGORITHMS,
+    ROOT_DECOMPRESSION,
+    ROOT_LEVELS,
+    Variant,
+    root_algorithm,
+)
 from analysis.errors import InputError, VerificationError
-from analysis.formats.base import Format, Layout, check_layout
+from analysis.formats.base import Blocks, Format, Layout, check_layout, require_branches
 from analysis.formats.root import ttree, uproot_writer, wide_writer
 from analysis.formats.root.backend import TREE, root
 from analysis.formats.root.ttree import check_writer
@@ -93,9 +99,26 @@ def describe(path: Path) -> Layout:
     })
 
 
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """The pages of ``branches`` (their subfields' too), from the descriptor."""
+    layout = _layout(path)
+    require_branches(path, [str(f) for f in layout.fields], branches)
+    ROOT = root("rntuple_layout")
+    try:
+        flat = [int(x) for x in ROOT.hepfmt_rntuple.pages(str(path), TREE, branches)]
+    except Exception as exc:
+        raise InputError(path, f"cannot list its pages ({exc})") from exc
+    codec = root_algorithm(int(layout.compression) if layout.compression >= 0 else 0)
+    library, reused = ROOT_DECOMPRESSION.get(codec, (None, None))
+    return Blocks(codec, library, reused, flat[0::3], flat[1::3], flat[2::3],
+                  None if library else f"{codec} is not decompressed here")
+
+
 FORMAT = Format(
     algorithms=frozenset(ROOT_ALGORITHMS), levels=ROOT_LEVELS, dictionary=False,
     write=write, describe=describe, options=frozenset({"page_size", "writer"}), verifier="rdf",
-    # The TTree's RDataFrame and uproot readers, unchanged: both open an RNTuple by its name.
-    readers={k: ttree.FORMAT.readers[k] for k in ("rdf", "uproot")},
+    blocks=blocks,
+    # The TTree's RDataFrame, columnar (here RBulkValues) and uproot readers, unchanged: each
+    # opens an RNTuple by its name.
+    readers={k: ttree.FORMAT.readers[k] for k in ("rdf", "columnar", "uproot")},
 )

@@ -39,9 +39,12 @@ import numpy as np
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum
-from analysis.codec import ROOT_ALGORITHMS, ROOT_LEVELS, Variant
+from analysis.codec import ROOT_ALGORITHMS, ROOT_DECOMPRESSION, ROOT_LEVELS, Variant, root_algorithm
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
+    COLUMNAR,
+    EVENT_LOOP,
+    Blocks,
     Format,
     Layout,
     Marks,
@@ -52,7 +55,15 @@ from analysis.formats.base import (
     require_branches,
 )
 from analysis.formats.root import uproot_writer
-from analysis.formats.root.backend import LEAF_CODES, READERS, TREE, create, open_tree, root
+from analysis.formats.root.backend import (
+    LEAF_CODES,
+    READERS,
+    TREE,
+    create,
+    cxx_what,
+    open_tree,
+    root,
+)
 from analysis.samples.source import iter_batches, read_source_meta, schema_of, to_column
 
 BASKET_POLICIES = ("fixed", "optimize", "cluster")
@@ -198,6 +209,39 @@ def describe(path: Path) -> Layout:
         f.Close()
 
 
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """The baskets of ``branches``: each basket's key (header, then the compressed object) is
+    read for its key and object lengths; what follows the key is ROOT-framed compressed data,
+    or the object itself where compressing did not make it smaller."""
+    import uproot
+
+    try:
+        with uproot.open(path) as f, open(path, "rb") as raw:
+            tree = f[TREE]
+            require_branches(path, tree.keys(), branches)
+            codec = root_algorithm(int(f.file.fCompress))
+            offsets, zipped, unzipped = [], [], []
+            for name in branches:
+                br = tree[name]
+                n = br.num_baskets
+                for seek, nbytes in zip(br.member("fBasketSeek")[:n],
+                                        br.member("fBasketBytes")[:n], strict=True):
+                    raw.seek(int(seek))
+                    head = raw.read(16)
+                    objlen = int.from_bytes(head[6:10], "big")
+                    keylen = int.from_bytes(head[14:16], "big")
+                    offsets.append(int(seek) + keylen)
+                    zipped.append(int(nbytes) - keylen)
+                    unzipped.append(objlen)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(path, f"cannot list its baskets ({exc})") from exc
+    library, reused = ROOT_DECOMPRESSION.get(codec, (None, None))
+    return Blocks(codec, library, reused, offsets, zipped, unzipped,
+                  None if library else f"{codec} is not decompressed here")
+
+
 def _prepare_rdf(threads: int) -> None:
     ROOT = root(READERS)
     if threads > 1:
@@ -219,7 +263,8 @@ def _compiled(function: str, library: str, path: str, *args):
     try:
         return getattr(ROOT.hepfmt, function)(str(path), TREE, *args)
     except Exception as exc:  # cppyy turns C++ exceptions into Python ones
-        raise InputError(path, f"{library} could not read it: {exc}") from exc
+        raise InputError(path, f"{library} could not read it: {cxx_what(exc)}", str(exc)) \
+            from exc
 
 
 @functools.lru_cache(maxsize=8)
@@ -229,7 +274,7 @@ def _cluster_ends(path: str, mtime_ns: int, size: int) -> list[int]:
     return [int(e) for e in _compiled("cluster_ends", "ROOT", path)]
 
 
-def compiled_reader(name: str, loop: str, library: str) -> Reader:
+def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP) -> Reader:
     """A compiled loop as a reader: ``<loop>_checksums`` proves it, ``<loop>_scan`` times it
     and hands back its marks, taken on steady_clock (the clock of time.perf_counter)."""
 
@@ -249,7 +294,12 @@ def compiled_reader(name: str, loop: str, library: str) -> Reader:
             marks.chunk(int(entries), at)
         return int(got[-2]) if len(got) > 1 else 0
 
-    return Reader(name, "root", _prepare_rdf, read, scan)
+    return Reader(name, "root", _prepare_rdf, read, scan, kind)
+
+
+#: ROOT's columnar reading, one column at a time: TTree baskets through the bulk API (flat
+#: branches) and TBranch::GetBasket (jagged ones), RNTuple fields through RBulkValues.
+COLUMNAR_READER = compiled_reader("columnar", "columnar", "ROOT's basket/bulk API", COLUMNAR)
 
 
 def _refuse_offset_map(path: str, tree, version: str) -> None:
@@ -310,11 +360,12 @@ FORMAT = Format(
     algorithms=frozenset(ROOT_ALGORITHMS), levels=ROOT_LEVELS, dictionary=False,
     write=write, describe=describe,
     options=frozenset({"basket_size", "basket_policy", "store_offsets", "writer"}),
-    verifier="getentry", unverifiable=_unverifiable,
+    verifier="getentry", unverifiable=_unverifiable, blocks=blocks,
     readers={
         "rdf": compiled_reader("rdf", "rdf", "RDataFrame"),
         "ttreereader": compiled_reader("ttreereader", "ttreereader", "TTreeReader"),
         "getentry": compiled_reader("getentry", "getentry", "TTree::GetEntry"),
+        "columnar": COLUMNAR_READER,
         "uproot": Reader("uproot", "uproot", _prepare_uproot, _read_uproot, _scan_uproot),
     },
 )

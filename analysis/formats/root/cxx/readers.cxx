@@ -11,6 +11,11 @@
 #include <ROOT/RDataFrame.hxx>
 #include <ROOT/RNTupleDS.hxx>
 #include <ROOT/RNTupleReader.hxx>
+#include <ROOT/RNTupleModel.hxx>
+#include <TBasket.h>
+#include <TBranch.h>
+#include <TBufferFile.h>
+#include <TError.h>
 #include <TFile.h>
 #include <TKey.h>
 #include <TLeaf.h>
@@ -19,11 +24,13 @@
 #include <TTreeReaderValue.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 namespace hepfmt {
@@ -66,8 +73,10 @@ struct Progress {
   double opened = 0;
   explicit Progress(std::vector<Long64_t> e) : ends(std::move(e)), at(ends.size(), 0) {}
   void open() { opened = now(); }
-  void step() {
-    const Long64_t d = ++done;
+  void step() { mark(++done); }
+  // the columnar loops: every selected column of the entries before `d` is done
+  void reach(Long64_t d) { done = d; mark(d); }
+  void mark(Long64_t d) {
     const auto it = std::lower_bound(ends.begin(), ends.end(), d);
     if (it != ends.end() && *it == d) at[it - ends.begin()] = now();
   }
@@ -292,6 +301,236 @@ std::vector<Op> getentry_loop(const std::string &path, const std::string &tree,
 }
 
 HEPFMT_READER(getentry)
+
+// --- the columnar loops: a column at a time, as pyarrow reads Parquet -----------------------
+// Each selected column is read for a whole cluster before the next column; progress is marked
+// when every column of a cluster is done. What a user gets is each column's values in host
+// byte order, contiguous, which is what Op sees.
+
+// ROOT stores TTree values big-endian.
+template <typename T> inline T from_big(T x) {
+  if constexpr (sizeof(T) == 1) return x;
+  else {
+    using U = std::conditional_t<sizeof(T) == 2, uint16_t,
+                                 std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+    U u;
+    std::memcpy(&u, &x, sizeof(T));
+    if constexpr (sizeof(T) == 2) u = __builtin_bswap16(u);
+    else if constexpr (sizeof(T) == 4) u = __builtin_bswap32(u);
+    else u = __builtin_bswap64(u);
+    std::memcpy(&x, &u, sizeof(T));
+    return x;
+  }
+}
+
+// One TTree branch read basket by basket. A flat branch goes through ROOT's bulk API
+// (TBranch::GetBulkRead().GetBulkEntries: the basket's values, byte-swapped by ROOT). A jagged
+// one cannot: ROOT 6.40's GetEntriesSerialized refuses every branch with a counter ("Failed to
+// read from full cluster", the counter's and the values' baskets start at different entries),
+// so its baskets are taken with TBranch::GetBasket and the values between the key and the
+// entry offsets are byte-swapped here.
+template <typename Op> struct BasketColumn {
+  TBranch *branch = nullptr;
+  bool jagged = false;
+  Int_t next = 0;  // the next basket
+  std::unique_ptr<TBufferFile> bulk;
+  void (*run)(BasketColumn &, Op &, Long64_t) = nullptr;
+  Op op;
+};
+
+template <typename T, typename Op> void run_baskets(BasketColumn<Op> &c, Op &op, Long64_t end) {
+  TBranch *b = c.branch;
+  const Long64_t *first = b->GetBasketEntry();
+  const Int_t n = b->GetWriteBasket();
+  for (; c.next < n && first[c.next] < end; ++c.next) {
+    if (!c.jagged) {
+      c.bulk->Reset();
+      const Int_t got = b->GetBulkRead().GetBulkEntries(first[c.next], *c.bulk);
+      if (got < 0)
+        throw std::runtime_error(std::string("TBranch::GetBulkEntries refused branch ") +
+                                 b->GetName() + " at entry " + std::to_string(first[c.next]));
+      const T *v = reinterpret_cast<const T *>(c.bulk->GetCurrent());
+      for (Int_t i = 0; i < got; ++i) op(v[i]);
+      continue;
+    }
+    TBasket *basket = b->GetBasket(c.next);
+    if (!basket)
+      throw std::runtime_error(std::string("cannot read basket ") + std::to_string(c.next) +
+                               " of branch " + b->GetName());
+    const char *data = basket->GetBufferRef()->Buffer() + basket->GetKeylen();
+    const Long64_t bytes = basket->GetLast() - basket->GetKeylen();
+    for (Long64_t i = 0; i < bytes / Long64_t(sizeof(T)); ++i) {
+      T x;
+      std::memcpy(&x, data + i * sizeof(T), sizeof(T));
+      op(from_big(x));
+    }
+    b->DropBaskets();  // the loop never comes back to a basket: keep memory at one per branch
+  }
+}
+
+template <typename Op>
+std::vector<Op> basket_loop(TTree *t, const std::vector<std::string> &cols, Progress &p) {
+  std::vector<BasketColumn<Op>> columns(cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    auto *leaf = leaf_of(t, cols[i]);
+    auto &c = columns[i];
+    c.branch = leaf->GetBranch();
+    c.jagged = leaf->GetLeafCount() != nullptr;
+    if (!c.jagged) {
+      if (!c.branch->SupportsBulkRead())
+        throw std::runtime_error(std::string("ROOT's bulk API does not read branch ") +
+                                 cols[i] + " (TBranch::SupportsBulkRead is false)");
+      c.bulk = std::make_unique<TBufferFile>(TBuffer::kWrite, 32 * 1024);
+    }
+    if (!with_type(leaf->GetTypeName(), [&](auto tag) {
+          c.run = run_baskets<typename decltype(tag)::type, Op>; }))
+      throw std::runtime_error(std::string("hepfmt: unsupported leaf type ") +
+                               leaf->GetTypeName() + " of " + cols[i]);
+  }
+  p.open();
+  std::vector<Long64_t> ends = p.ends;
+  if (ends.empty() || ends.back() < t->GetEntries()) ends.push_back(t->GetEntries());
+  for (const Long64_t end : ends) {
+    for (auto &c : columns) c.run(c, c.op, end);
+    p.reach(end);
+  }
+  std::vector<Op> out;
+  for (auto &c : columns) out.push_back(c.op);
+  return out;
+}
+
+// One RNTuple field read in bulk (RFieldBase::RBulkValues): for a scalar field the values,
+// for an RVec field the RVecs of a range of entries, at most kBulk entries a call.
+constexpr std::size_t kBulk = 8192;
+template <typename Op> struct BulkColumn {
+  std::unique_ptr<ROOT::RFieldBase::RBulkValues> bulk;
+  void (*run)(BulkColumn &, ROOT::RNTupleLocalIndex, std::size_t) = nullptr;
+  Op op;
+};
+
+// V: the field's value type, T itself for a scalar, or a collection of T (RVec, std::vector)
+template <typename V, typename Op>
+void run_bulk(BulkColumn<Op> &c, ROOT::RNTupleLocalIndex first, std::size_t n) {
+  const auto *v = static_cast<const V *>(c.bulk->ReadBulk(first, nullptr, n));
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_arithmetic_v<V>) c.op(v[i]);
+    else for (auto &&x : v[i]) c.op(typename V::value_type(x));  // vector<bool>: a proxy
+  }
+}
+
+template <typename Op>
+std::vector<Op> bulk_loop(const std::string &path, const std::string &name,
+                          const std::vector<std::string> &cols, Progress &p) {
+  auto reader = ROOT::RNTupleReader::Open(name, path);
+  const auto &model = reader->GetModel();
+  std::vector<BulkColumn<Op>> columns(cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    auto &c = columns[i];
+    const std::string t = model.GetConstField(cols[i]).GetTypeName();
+    bool known = with_type(t, [&](auto tag) {
+      c.run = run_bulk<typename decltype(tag)::type, Op>; });
+    for (const std::string pre : {"ROOT::VecOps::RVec<", "ROOT::RVec<"})
+      if (!known && t.rfind(pre, 0) == 0 && t.back() == '>')
+        known = with_type(t.substr(pre.size(), t.size() - pre.size() - 1), [&](auto tag) {
+          c.run = run_bulk<ROOT::RVec<typename decltype(tag)::type>, Op>; });
+    const std::string vec = "std::vector<";  // uproot writes jagged fields as std::vector
+    if (!known && t.rfind(vec, 0) == 0 && t.back() == '>')
+      known = with_type(t.substr(vec.size(), t.size() - vec.size() - 1), [&](auto tag) {
+        c.run = run_bulk<std::vector<typename decltype(tag)::type>, Op>; });
+    if (!known)
+      throw std::runtime_error("hepfmt: RBulkValues is not read here for field type " + t +
+                               " of " + cols[i]);
+    c.bulk = std::make_unique<ROOT::RFieldBase::RBulkValues>(model.CreateBulk(cols[i]));
+  }
+  std::vector<std::pair<Long64_t, ROOT::DescriptorId_t>> clusters;
+  std::vector<std::size_t> sizes;
+  {
+    const auto &desc = reader->GetDescriptor();
+    for (const auto &cl : desc.GetClusterIterable())
+      clusters.emplace_back(Long64_t(cl.GetFirstEntryIndex()), cl.GetId());
+    std::sort(clusters.begin(), clusters.end());
+    for (const auto &[first, id] : clusters)
+      sizes.push_back(desc.GetClusterDescriptor(id).GetNEntries());
+  }
+  p.open();
+  for (std::size_t k = 0; k < clusters.size(); ++k) {
+    for (auto &c : columns)
+      for (std::size_t at = 0; at < sizes[k]; at += kBulk)
+        c.run(c, ROOT::RNTupleLocalIndex(clusters[k].second, at),
+              std::min(kBulk, sizes[k] - at));
+    p.reach(clusters[k].first + Long64_t(sizes[k]));
+  }
+  std::vector<Op> out;
+  for (auto &c : columns) out.push_back(std::move(c.op));
+  return out;
+}
+
+// A TTree's basket loop or an RNTuple's bulk loop, whichever `tree` names in the file.
+template <typename Op>
+std::vector<Op> columnar_loop(const std::string &path, const std::string &tree,
+                              const std::vector<std::string> &cols, Progress &p) {
+  std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
+  if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
+  auto *key = f->GetKey(tree.c_str());
+  if (key && std::string(key->GetClassName()) == "TTree")
+    return basket_loop<Op>(f->Get<TTree>(tree.c_str()), cols, p);
+  f.reset();
+  return bulk_loop<Op>(path, tree, cols, p);
+}
+
+HEPFMT_READER(columnar)
+
+// What ROOT's own bulk call for jagged branches does on a file: TBranch::GetEntriesSerialized
+// (the values with their counter's) at the first entry of every basket of every jagged
+// branch. [baskets tried, baskets refused] and the distinct messages ROOT gave, captured
+// through its error handler (restored after).
+namespace {
+std::vector<std::string> *g_messages = nullptr;
+void keep_message(int, Bool_t, const char *location, const char *msg) {
+  if (!g_messages) return;
+  std::string m = std::string(location) + ": " + msg;
+  // "first entry is 3000; requested entry is 3725": one message, whatever the numbers
+  std::string shape;
+  for (char ch : m) if (!std::isdigit(static_cast<unsigned char>(ch))) shape += ch;
+  for (const auto &seen : *g_messages) {
+    std::string s2;
+    for (char ch : seen) if (!std::isdigit(static_cast<unsigned char>(ch))) s2 += ch;
+    if (s2 == shape) return;
+  }
+  g_messages->push_back(m);
+}
+}  // namespace
+
+std::vector<std::string> serialized_refusals(const std::string &path, const std::string &tree) {
+  std::unique_ptr<TFile> f;
+  auto *t = open_tree(f, path, tree);
+  std::vector<std::string> messages;
+  Long64_t tried = 0, refused = 0;
+  TBufferFile values(TBuffer::kWrite, 32 * 1024), counts(TBuffer::kWrite, 32 * 1024);
+  const Int_t level = gErrorIgnoreLevel;
+  gErrorIgnoreLevel = kError;
+  g_messages = &messages;
+  auto previous = SetErrorHandler(keep_message);
+  for (auto *obj : *t->GetListOfBranches()) {
+    auto *b = static_cast<TBranch *>(obj);
+    auto *leaf = static_cast<TLeaf *>(b->GetListOfLeaves()->At(0));
+    if (!leaf || !leaf->GetLeafCount()) continue;
+    for (Int_t i = 0; i < b->GetWriteBasket(); ++i) {
+      values.Reset();
+      counts.Reset();
+      ++tried;
+      if (b->GetBulkRead().GetEntriesSerialized(b->GetBasketEntry()[i], values, &counts) < 0)
+        ++refused;
+    }
+    b->DropBaskets("all");
+  }
+  SetErrorHandler(previous);
+  g_messages = nullptr;
+  gErrorIgnoreLevel = level;
+  std::vector<std::string> out{std::to_string(tried), std::to_string(refused)};
+  out.insert(out.end(), messages.begin(), messages.end());
+  return out;
+}
 
 // The clock the scans' marks are on, for Python to check it is its perf_counter's.
 double steady_now() { return now(); }

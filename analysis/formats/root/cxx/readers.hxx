@@ -20,7 +20,21 @@ std::vector<Long64_t> cluster_ends(const std::string &path, const std::string &n
 HEPFMT_DECLARE_READER(rdf)
 HEPFMT_DECLARE_READER(ttreereader)
 HEPFMT_DECLARE_READER(getentry)
+HEPFMT_DECLARE_READER(columnar)
 #undef HEPFMT_DECLARE_READER
+// ROOT's GetEntriesSerialized at every basket of every jagged branch: [tried, refused,
+// ROOT's messages...] (the columnar reader's reason for reading jagged baskets itself).
+std::vector<std::string> serialized_refusals(const std::string &path, const std::string &tree);
+// codecs.cxx: seconds of each of `passes` passes decompressing the blocks of `path` at
+// `offsets` (`zipped` bytes each, `unzipped` once decompressed) the way `how` names: root
+// (R__unzip per frame), root-reused (one zstd context for ROOT's zstd frames), zstd,
+// zstd-reused, gzip, gzip-reused, lz4 (raw blocks) or memcpy.
+std::vector<double> decompress_blocks(const std::string &path,
+                                      const std::vector<Long64_t> &offsets,
+                                      const std::vector<Long64_t> &zipped,
+                                      const std::vector<Long64_t> &unzipped,
+                                      const std::string &how, int passes);
+std::string zstd_version();
 // The clock the scans' marks are on, for Python to check it is its perf_counter's.
 double steady_now();
 }  // namespace hepfmt

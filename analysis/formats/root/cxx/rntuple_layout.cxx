@@ -4,6 +4,7 @@
 #include <ROOT/RNTupleReader.hxx>
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,5 +60,37 @@ Layout layout(const std::string &path, const std::string &name) {
     l.zip.push_back(bytes);
   }
   return l;
+}
+
+// The pages of `fields` (their subfields' too) as [offset, bytes of data, bytes unpacked] per
+// page, for the codec bound: the locator's bytes exclude the page's checksum (8 bytes after
+// them), the unpacked size is the column's elements at their bits on storage. A page that same-page
+// merging stores once is listed once.
+std::vector<Long64_t> pages(const std::string &path, const std::string &name,
+                            const std::vector<std::string> &fields) {
+  auto reader = ROOT::RNTupleReader::Open(name, path);
+  const auto &d = reader->GetDescriptor();
+  std::vector<ROOT::DescriptorId_t> cols;
+  for (const auto &f : fields) {
+    const auto id = d.FindFieldId(f);
+    if (id == ROOT::kInvalidDescriptorId) throw std::runtime_error("no field " + f);
+    columns_of(d, id, cols);
+  }
+  std::vector<Long64_t> out;
+  std::set<std::uint64_t> seen;
+  for (const auto &c : d.GetClusterIterable())
+    for (auto col : cols) {
+      if (!c.ContainsColumn(col)) continue;
+      const auto bits = d.GetColumnDescriptor(col).GetBitsOnStorage();
+      for (const auto &p : c.GetPageRange(col).GetPageInfos()) {
+        const auto &loc = p.GetLocator();
+        const auto at = loc.GetPosition<std::uint64_t>();
+        if (!seen.insert(at).second) continue;
+        out.push_back(Long64_t(at));
+        out.push_back(Long64_t(loc.GetNBytesOnStorage()));
+        out.push_back((Long64_t(p.GetNElements()) * bits + 7) / 8);
+      }
+    }
+  return out;
 }
 }
