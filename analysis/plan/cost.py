@@ -64,6 +64,13 @@ READS: dict[tuple[str, str], dict[str, ReadParts]] = {
                        "all": ReadParts(0.30, 0.67, 4_170)},
     ("ttreereader", "ttree"): {"ten": ReadParts(0.007, 0.007, 1_680_000),
                                "all": ReadParts(0.085, 0.62, 5_660)},
+    # getentry and columnar: 2026-11-26, AMD EPYC 2-core VM, same files and commands
+    ("getentry", "ttree"): {"ten": ReadParts(0.017, 0.003, 232_000),
+                            "all": ReadParts(0.84, 0.0008, 12_400)},
+    ("columnar", "ttree"): {"ten": ReadParts(0.010, 0.0001, 4_300_000),
+                            "all": ReadParts(0.098, 0.009, 71_800)},
+    ("columnar", "rntuple"): {"ten": ReadParts(0.026, 0.0017, 1_590_000),
+                              "all": ReadParts(0.024, 0.0041, 48_900)},
     ("uproot", "ttree"): {"ten": ReadParts(0.26, 0.0, 780_000),
                           "all": ReadParts(0.27, 0.87, 36_500)},
     ("rdf", "rntuple"): {"ten": ReadParts(0.012, 0.0004, 1_770_000),
@@ -97,6 +104,7 @@ FILE_OVERHEAD_DEFAULT_S = 1.0
 # timed reads, the proof read (one read) and the job's FILE_OVERHEAD_S.
 START_S: dict[tuple[str, str], float] = {
     ("rdf", "ttree"): 1.15, ("ttreereader", "ttree"): 1.0, ("uproot", "ttree"): 0.6,
+    ("getentry", "ttree"): 1.0, ("columnar", "ttree"): 1.0, ("columnar", "rntuple"): 1.0,
     ("rdf", "rntuple"): 1.35, ("uproot", "rntuple"): 1.5,
     ("pyarrow", "parquet"): 0.4, ("awkward", "parquet"): 0.3, ("polars", "parquet"): 0.6,
     ("duckdb", "parquet"): 0.5, ("pyarrow", "feather"): 0.3, ("h5py", "hdf5"): 0.05,

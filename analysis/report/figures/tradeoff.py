@@ -69,28 +69,51 @@ def default_reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
         ["format", "variant", *(["kind"] if "kind" in rows else [])])
 
 
-def x_panels(pts: pd.DataFrame, col: str, sel: str, mode: str) -> list[tuple[np.ndarray, str]]:
-    """The x of each panel, with its label: the read time, and for a warm read, where
-    ``formats.csv`` has them, what a short file costs (time to the first event) and what each
-    further event costs (1 / steady throughput): a format can win one and lose the other."""
-    panels = [(pts[col].to_numpy(float), "read time (s)")]
+Panel = tuple[np.ndarray, str, np.ndarray | None]
+
+
+def x_panels(pts: pd.DataFrame, col: str, sel: str, mode: str) -> list[Panel]:
+    """The x of each panel, with its label and, where it has one, the x of each point's codec
+    bound: the read time, and for a warm read, where ``formats.csv`` has them, what a short
+    file costs (time to the first event) and what each further event costs (1 / steady
+    throughput, beside what decompressing the file's own blocks alone costs per event: a
+    read's distance from its codec bound): a format can win one and lose the other."""
+    panels: list[Panel] = [(pts[col].to_numpy(float), "read time (s)", None)]
     if mode != "warm":
         return panels
     first, steady = f"{sel}_warm_time_to_first_event_s", f"{sel}_warm_events_per_s_steady"
+    frac = f"{sel}_warm_fraction_of_bound_new"
     if first in pts and pts[first].notna().any():
         panels.append((pts[first].to_numpy(float),
-                       "time to the first event (s): open + set-up"))
+                       "time to the first event (s): open + set-up", None))
     if steady in pts and pts[steady].notna().any():
-        panels.append((1e6 / pts[steady].to_numpy(float),
-                       "µs per event once reading (1 / steady throughput)"))
+        per_event = 1e6 / pts[steady].to_numpy(float)
+        bound = per_event * pts[frac].to_numpy(float) \
+            if frac in pts and pts[frac].notna().any() else None
+        panels.append((per_event, "µs per event once reading (1 / steady throughput); "
+                                  "| = the codec bound" if bound is not None else
+                       "µs per event once reading (1 / steady throughput)", bound))
     return panels
 
 
+def _bounds(ax, x: np.ndarray, bound: np.ndarray, y: np.ndarray, colors: list[str]) -> None:
+    """Each point's codec bound on the same row: a bar at the bound, a thin line to the point
+    (its length on the log axis is the read's distance from what the codec allows)."""
+    for xi, bi, yi, c in zip(x, bound, y, colors, strict=True):
+        if np.isnan(xi) or np.isnan(bi):
+            continue
+        ax.plot([bi, xi], [yi, yi], color=c, linewidth=0.8, alpha=0.6, zorder=1)
+        ax.plot(bi, yi, marker="|", markersize=12, color=c, zorder=1)
+
+
 def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str], hollow: np.ndarray,
-           kinds: list[str]) -> None:
+           kinds: list[str], bound: np.ndarray | None = None) -> None:
     """Size against one x: the Pareto front (one per sample kind in ``kinds``, when drawn
-    apart), every point, the front's points outlined and named."""
+    apart), every point, the front's points outlined and named, and each point's codec bound
+    where the panel has one."""
     y = pts.normalized_size_mean.to_numpy(float)
+    if bound is not None:
+        _bounds(ax, x, bound, y, [colors[f] for f in pts.format])
     style = np.array([kind_linestyle(kinds, k) for k in pts.kind]
                      if kinds else [LINESTYLES[0]] * len(pts))
     front = np.zeros(len(pts), dtype=bool)
@@ -121,6 +144,8 @@ def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str], hollow:
             ax.annotate(p.name, (x[i], y[i]), xytext=(6, 4), textcoords="offset points",
                         fontsize=7, fontweight="bold")
     timed = x[~np.isnan(x)]
+    if bound is not None:
+        timed = np.concatenate([timed, bound[~np.isnan(bound)]])
     plain_log(ax, "x", timed.min() / 1.25, timed.max() * 1.25)
     unit_line(ax, "1 = naive numpy size")
     size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
@@ -142,8 +167,8 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     colors = format_colors(inp.plan, pts.format)
     panels = x_panels(pts, col, sel, mode)
     fig, axes = figure(1, len(panels), 8.0 if len(panels) == 1 else 6.0, 6.0, sharey=True)
-    for ax, (x, xlabel) in zip(axes[0], panels, strict=True):
-        _panel(ax, x, pts, colors, hollow, kinds)
+    for ax, (x, xlabel, bound) in zip(axes[0], panels, strict=True):
+        _panel(ax, x, pts, colors, hollow, kinds, bound)
         ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("normalized size (file / naive)")
     fig.suptitle(f"{title}, {selection_title(inp.plan, sel)}, {mode} cache, cluster size "
@@ -156,7 +181,9 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     if len(panels) > 1:
         notes.append(f"other panels: {sel}_warm_time_to_first_event_s and 1e6 / "
                      f"{sel}_warm_events_per_s_steady of formats.csv (how each throughput was "
-                     "found: reads.csv)")
+                     "found: reads.csv); the codec bound (|): the file's own compressed blocks "
+                     "of the selection decompressed alone, a new context per block, from "
+                     f"{sel}_warm_fraction_of_bound_new")
     return fig, notes
 
 
