@@ -250,8 +250,15 @@ def read_modes(config: dict) -> list[str]:
     return list(config["measure"]["modes"])
 
 
+#: A side of :func:`pair_slug` (``format-variant``, ``.reader`` when the pairing names it) and
+#: the whole slug, as a pattern: the pair rule's wildcard constraint.
+_SIDE_PATTERN = r"[a-z0-9_]+-[a-z0-9+-]+(?:\.[a-z0-9_]+)?"
+PAIR_SLUG_PATTERN = rf"{_SIDE_PATTERN}\.vs\.{_SIDE_PATTERN}"
+
+
 def pair_slug(pair: Pair) -> str:
-    """A pairing as a path component: its formats and variants (its label is free text)."""
+    """A pairing as a path component: its formats and variants, and its readers where it names
+    them (:attr:`Side.slug`; its label is free text)."""
     return f"{pair.ttree.slug}.vs.{pair.parquet.slug}"
 
 

@@ -143,6 +143,35 @@ def test_two_pairings_of_the_same_files_are_refused() -> None:
     assert err.key == "compare.pairs[2]" and "ttree-zstd-5.vs.parquet-zstd-3" in str(err)
 
 
+def test_a_pairing_of_the_same_files_by_other_readers_is_a_pairing_of_its_own() -> None:
+    """Naming a side's reader puts it in the pairing's path (and the pair rule's wildcard
+    pattern, study.PAIR_SLUG_PATTERN, takes it); a reader the format lacks names the key."""
+    import re
+
+    c = _config()
+    c["compare"]["pairs"].append({"ttree": "zstd-5", "parquet": "zstd-3", "label": "columnar",
+                                  "ttree_reader": "columnar"})
+    c = cfg.validate(c)
+    slugs = [study.pair_slug(p) for p in study.compare_pairs(c)]
+    assert "ttree-zstd-5.columnar.vs.parquet-zstd-3" in slugs
+    assert all(re.fullmatch(study.PAIR_SLUG_PATTERN, s) for s in slugs)
+    named = next(p for p in study.compare_pairs(c) if p.label == "columnar")
+    assert named.ttree.reader == "columnar" and named.parquet.reader == "pyarrow"
+    bad = _config()
+    bad["compare"]["pairs"].append({"ttree": "zstd-5", "parquet": "zstd-3", "label": "x",
+                                    "parquet_reader": "nosuch"})
+    assert _refused(bad).key == "compare.pairs[2].parquet_reader"
+
+
+def test_every_shipped_pairing_fits_the_pair_rule() -> None:
+    import re
+
+    for name in ("default.yaml", "paper.yaml", "test.yaml"):
+        c = cfg.validate(yaml.safe_load((ROOT / "config" / name).read_text()))
+        for p in study.compare_pairs(c):
+            assert re.fullmatch(study.PAIR_SLUG_PATTERN, study.pair_slug(p)), (name, p)
+
+
 def test_a_selection_name_that_cannot_name_a_file_is_refused_with_pair_jobs() -> None:
     c = _config()
     c["measure"]["selections"] = {"a/b": ["MET_pt"]}

@@ -59,7 +59,7 @@ rule pair:
     log:
         paths.log(RESULTS, "pair"),
     wildcard_constraints:
-        pair=r"[a-z0-9_]+-[a-z0-9+-]+\.vs\.[a-z0-9_]+-[a-z0-9+-]+",
+        pair=study.PAIR_SLUG_PATTERN,
         selection=r"[A-Za-z0-9_+-]+",
     conda:
         "../../envs/root.yaml"
