@@ -101,10 +101,19 @@ PART_COLUMNS = ["open_s", "setup_s", "events_per_s_steady", "mb_per_s_steady_com
                 "mb_per_s_steady_naive", "median_lo_s", "median_hi_s", "median_coverage",
                 "selection_zip_bytes"]
 
-#: The codec bound of a read's selection (events/s, a context per block and one reused) and
-#: the read's steady rate as a fraction of each (analysis.measure.bound).
+#: The codec bound of a read's selection (events/s, a context per block and one reused), the
+#: read's steady rate as a fraction of each (analysis.measure.bound), and its whole-read rate
+#: (open and set-up included) as a fraction of the first: the one every read has, a file of
+#: one cluster included.
 BOUND_COLUMNS = ("bound_events_per_s_new", "bound_events_per_s_reused", "fraction_of_bound_new",
-                 "fraction_of_bound_reused")
+                 "fraction_of_bound_reused", "fraction_of_bound_whole")
+
+
+def with_whole_fraction(df: pd.DataFrame) -> pd.DataFrame:
+    """``fraction_of_bound_whole``: a read's events/s over the whole read (``events_per_s``)
+    over its codec bound with a context per block."""
+    return df.assign(fraction_of_bound_whole=pd.to_numeric(df.events_per_s)
+                     / pd.to_numeric(df.bound_events_per_s_new))
 
 _BASE = ("sample", "process", *KEYS, "n_events", "provenance")
 #: The ``process`` of a sample imported from a real file (``hepfmt import``); others are
@@ -289,7 +298,7 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     for col in ("minflt_median", "first_read_s", "selection_values",
                 *BOUND_COLUMNS):  # NaN: none (or a record from before)
         reads = reads.assign(**{col: pd.to_numeric(reads[col]) if col in reads else np.nan})
-    reads = reads.assign(ns_per_value=[
+    reads = with_whole_fraction(reads).assign(ns_per_value=[
         ns_per_value(r, v, n) if pd.notna(r) and pd.notna(v) else np.nan
         for r, v, n in zip(reads.events_per_s_steady, reads.selection_values, reads.n_events,
                            strict=True)])
@@ -480,7 +489,8 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
     mean = {c: (c, "mean") for c in ("median_s", "lo_s", "hi_s", "events_per_s", "open_s",
                                      "setup_s", "events_per_s_steady", "ns_per_value",
                                      *BOUND_COLUMNS, "cpu_s", "minflt")}
-    d = sides.assign(**{c: pd.to_numeric(sides[c]) if c in sides else np.nan for c in mean})
+    d = with_whole_fraction(sides.assign(**{c: pd.to_numeric(sides[c]) if c in sides
+                                            else np.nan for c in mean}))
     t = d.groupby(PAIR_SIDE_KEYS, sort=False).agg(
         format=("format", "first"), variant=("variant", "first"), reader=("reader", "first"),
         coverage=("coverage", "min"), n_pairs=("n", "min"), n_over=("n_over", "min"),
@@ -498,7 +508,7 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
 #: what a short file and a long file each cost (a name not ending in ``_warm_s``, which is a
 #: read time).
 FORMAT_PARTS = ("time_to_first_event_s", "events_per_s_steady", "ns_per_value", "first_read_s",
-                "fraction_of_bound_new", "fraction_of_bound_reused")
+                "fraction_of_bound_new", "fraction_of_bound_reused", "fraction_of_bound_whole")
 
 
 def _warm_parts(rows: pd.DataFrame) -> pd.DataFrame:
