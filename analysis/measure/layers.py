@@ -51,9 +51,11 @@ LAYERS: tuple[tuple[str, str], ...] = (
                                      r"TArrayProxy|TCollectionProxy"),
     ("per-entry branch reading (TTree I/O)", r"TBranch|TLeaf|TBuffer|TBasket|TTree::|TTreeCache|"
                                              r"TFile|frombuf|TStreamerInfo|TKey|TObjArray"),
-    ("RNTuple page source and fields", r"ROOT::Internal::RPage|ROOT::Internal::RCluster|"
-                                       r"ROOT::RField|ROOT::Internal::RColumn|RNTuple|"
-                                       r"ROOT::Experimental"),
+    ("RNTuple pages and fields (unpacking, RVecs)", r"ROOT::Internal::RPage|"
+                                                    r"ROOT::Internal::RCluster|ROOT::R\w*Field|"
+                                                    r"RColumnElement|ROOT::Internal::RColumn|"
+                                                    r"RNTuple|DestroyRVec|ROOT::Experimental|"
+                                                    r"libROOTNTuple"),
     ("the reader's own loop (hepfmt)", r"hepfmt::"),
     ("per-file set-up (names, strings, lookups)", r"printf|__parse_one_spec|_IO_|strcmp|strlen|"
                                                    r"strchr|TString|TClass|TROOT|THashList|"
