@@ -14,6 +14,7 @@ format; the writer records it in the schema metadata (``hepfmt.level``).
 
 from __future__ import annotations
 
+import itertools
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.codec import Variant, pyarrow_levels
+from analysis.codec import RAW_DECOMPRESSION, Variant, pyarrow_levels
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import (
+    Blocks,
     Format,
     Layout,
     Marks,
@@ -91,6 +93,8 @@ class _Batch:
     rows: int
     codec: str  # "none", "lz4" or "zstd"
     spans: list[int]  # stored bytes of each buffer, with its padding, in schema order
+    #: (offset in the body, length) of each buffer, in schema order
+    buffers: list[tuple[int, int]] = ()  # type: ignore[assignment]
 
 
 def _batch(meta: bytes, body_size: int) -> _Batch:
@@ -101,11 +105,12 @@ def _batch(meta: bytes, body_size: int) -> _Batch:
     rows_at = _field(meta, rb, 0)
     rows = struct.unpack_from("<q", meta, rows_at)[0] if rows_at else 0
     at = _field(meta, rb, 2)
-    offsets = []
+    buffers: list[tuple[int, int]] = []
     if at is not None:
         vec = _deref(meta, at)
         n = struct.unpack_from("<I", meta, vec)[0]
-        offsets = [struct.unpack_from("<q", meta, vec + 4 + 16 * i)[0] for i in range(n)]
+        buffers = [struct.unpack_from("<qq", meta, vec + 4 + 16 * i) for i in range(n)]
+    offsets = [o for o, _ in buffers]
     codec = "none"
     at = _field(meta, rb, 3)
     if at is not None:
@@ -113,7 +118,7 @@ def _batch(meta: bytes, body_size: int) -> _Batch:
         codec_at = _field(meta, comp, 0)
         codec = CODECS[meta[codec_at] if codec_at else 0]
     ends = [*offsets[1:], body_size]
-    return _Batch(rows, codec, [b - a for a, b in zip(offsets, ends, strict=True)])
+    return _Batch(rows, codec, [b - a for a, b in zip(offsets, ends, strict=True)], buffers)
 
 
 def _batches(path: str | Path) -> list[_Batch]:
@@ -127,6 +132,76 @@ def _batches(path: str | Path) -> list[_Batch]:
                     if m.type == "record batch"]
     except (OSError, pa.ArrowException, struct.error, IndexError, KeyError) as exc:
         raise InputError(path, f"unreadable Arrow IPC messages ({exc})") from exc
+
+
+def _footer_blocks(path: str | Path) -> list[tuple[int, int, int]]:
+    """(offset, metadata length, body length) of every record batch, from the file's footer:
+    Footer{version, schema, dictionaries, recordBatches: [Block]} behind the trailing
+    ``<int32 footer length>ARROW1``; a Block is {offset: int64, metaDataLength: int32, pad,
+    bodyLength: int64}."""
+    total = Path(path).stat().st_size
+    with open(path, "rb") as f:
+        f.seek(max(0, total - 10))
+        tail = f.read(10)
+        if total < 18 or tail[-6:] != b"ARROW1":
+            raise InputError(path, "no Arrow IPC file footer")
+        size = struct.unpack_from("<i", tail, 0)[0]
+        start = total - 10 - size
+        if size <= 0 or start < 8:
+            raise InputError(path, f"Arrow IPC footer length {size} does not fit the file")
+        f.seek(start)
+        footer = f.read(size)
+    at = _field(footer, _table(footer, _deref(footer, 0)), 3)
+    if at is None:
+        return []
+    vec = _deref(footer, at)
+    n = struct.unpack_from("<I", footer, vec)[0]
+    return [(o, m, b) for o, m, _, b in (struct.unpack_from("<qiiq", footer, vec + 4 + 24 * i)
+                                         for i in range(n))]
+
+
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """The buffers of ``branches`` in every record batch. A compressed buffer starts with its
+    uncompressed length (int64; -1: stored as it is) before the codec's frame."""
+    schema = _open(path).schema
+    require_branches(path, schema.names, branches)
+    counts = _buffer_counts(schema)
+    first = dict(zip(schema.names, itertools.accumulate([0, *counts]), strict=False))
+    wanted = [i for b in branches for i in range(first[b], first[b] + counts[
+        schema.get_field_index(b)])]
+    offsets, zipped, unzipped, codecs = [], [], [], set()
+    try:
+        with open(path, "rb") as f:
+            for offset, meta_len, body_len in _footer_blocks(path):
+                f.seek(offset)
+                head = f.read(meta_len)
+                meta = head[8:] if head[:4] == b"\xff\xff\xff\xff" else head[4:]
+                batch = _batch(meta, body_len)
+                codecs.add(batch.codec)
+                body = offset + meta_len
+                for i in wanted:
+                    at, length = batch.buffers[i]
+                    if length == 0:
+                        continue
+                    if batch.codec == "none":
+                        offsets.append(body + at)
+                        zipped.append(length)
+                        unzipped.append(length)
+                        continue
+                    f.seek(body + at)
+                    raw = struct.unpack("<q", f.read(8))[0]
+                    offsets.append(body + at + 8)
+                    zipped.append(length - 8)
+                    unzipped.append(length - 8 if raw == -1 else raw)
+    except (OSError, struct.error, IndexError, KeyError) as exc:
+        raise InputError(path, f"unreadable Arrow IPC buffers ({exc})") from exc
+    codec = codecs.pop() if len(codecs) == 1 else "none" if not codecs else "mixed"
+    library, reused = RAW_DECOMPRESSION.get(codec, (None, None)) if codec != "lz4" \
+        else (None, None)
+    why = None if library else (
+        "LZ4 frames: no LZ4 frame decompressor is linked here" if codec == "lz4"
+        else f"{codec} buffers")
+    return Blocks(codec, library, reused, offsets, zipped, unzipped, why)
 
 
 def _buffer_counts(schema: pa.Schema) -> list[int]:
@@ -215,6 +290,6 @@ def _chunks(path: str, branches: list[str], threads: int, marks: Marks):
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False,
     levels=pyarrow_levels(["lz4", "zstd"]),
-    write=write, describe=describe, options=frozenset(),
+    write=write, describe=describe, options=frozenset(), blocks=blocks,
     readers={"pyarrow": arrow_reader("pyarrow", "pyarrow", _prepare, _chunks, _check)},
 )

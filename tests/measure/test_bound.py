@@ -25,7 +25,8 @@ FILES = [("ttree", "none", {}), ("ttree", "zstd-5", {}), ("ttree", "lz4-4", {}),
          ("ttree", "zlib-1", {}), ("ttree", "lzma-1", {}), ("rntuple", "none", {}),
          ("rntuple", "zstd-5", {}), ("parquet", "none", {}), ("parquet", "zstd-3", {}),
          ("parquet", "gzip-6", {}), ("parquet", "lz4", {}), ("parquet", "none+dict", {}),
-         ("parquet", "zstd-3", {"data_page_version": "2.0", "byte_stream_split": "floats"})]
+         ("parquet", "zstd-3", {"data_page_version": "2.0", "byte_stream_split": "floats"}),
+         ("feather", "none", {}), ("feather", "zstd-3", {})]
 
 
 def _id(case) -> str:
@@ -66,10 +67,13 @@ def test_a_selection_takes_only_its_blocks(written, source_meta, selection):
     assert set(b.offsets) < set(everything.offsets)
 
 
-def test_snappy_has_no_bound_and_says_why(written, source_meta):
-    rec = bound.measure(written("parquet", "snappy"), formats.entry("parquet").module,
-                        ["nMuon"], source_meta["n_events"], passes=1)
-    assert rec["new_s"] is None and "snappy" in rec["why_not"]
+@pytest.mark.parametrize(("fmt", "variant", "why"), [("parquet", "snappy", "snappy"),
+                                                     ("feather", "lz4", "LZ4 frame"),
+                                                     ("hdf5", "gzip-4", "not listed")])
+def test_a_file_without_a_bound_says_why(written, source_meta, fmt, variant, why):
+    rec = bound.measure(written(fmt, variant), formats.entry(fmt).module, ["nMuon"],
+                        source_meta["n_events"], passes=1)
+    assert rec.get("new_s") is None and why in rec["why_not"]
 
 
 def _hand_made(tmp_path):
