@@ -18,6 +18,8 @@ from analysis.errors import (
     InputError,
     UsageError,
     brief,
+    exit_with,
+    note_failure,
     verbose,
 )
 
@@ -896,13 +898,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.func(args)
     except HepfmtError as exc:  # the whole text of the libraries' messages with --verbose
+        note_failure(exc)
         print(f"hepfmt {args.command}: error: {exc.detail if verbose() else exc}",
               file=sys.stderr)
         return 2
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a library's own error (a Rust panic is no Exception): one
-        if verbose():             # line unless asked for the detail
+        note_failure(exc)         # line unless asked for the detail
+        if verbose():
             raise
         print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
               f"{brief(str(exc))} (--verbose for the detail)", file=sys.stderr)
@@ -910,5 +914,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def entry() -> None:
+    """The ``hepfmt`` command: :func:`main`, its status the process's."""
+    exit_with(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

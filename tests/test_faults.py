@@ -75,6 +75,13 @@ def _copy_block(data: bytearray, rng: random.Random) -> None:
     data[b] = data[a]
 
 
+def _garble_header(data: bytearray, rng: random.Random) -> None:
+    """Random bytes over what follows a file's magic number: the lengths and offsets a reader
+    trusts first (random lengths after ROOT's ``root`` crashed TFile::Init)."""
+    end = min(len(data), 128)
+    data[4:end] = rng.randbytes(max(0, end - 4))
+
+
 #: kind -> damage done in place to the file's bytes (the file's length may change)
 DAMAGE: dict[str, Callable[[bytearray, random.Random], None]] = {
     "truncated-half": lambda d, rng: d.__delitem__(slice(len(d) // 2, None)),
@@ -85,6 +92,7 @@ DAMAGE: dict[str, Callable[[bytearray, random.Random], None]] = {
     "zeroed-page": _zero_page,
     "blocks-swapped": _swap_blocks,
     "block-copied": _copy_block,
+    "header-garbled": _garble_header,
     "empty": lambda d, rng: d.clear(),
 }
 

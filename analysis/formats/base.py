@@ -20,6 +20,12 @@ from analysis.codec import Levels, Variant
 from analysis.errors import InputError, VerificationError
 
 
+def is_url(path: str | Path) -> bool:
+    """A remote file (``root://``, ``http://``): ROOT, uproot and fsspec open it through their
+    own network clients, so it is not a local path to check."""
+    return "://" in str(path)
+
+
 class WriteFn(Protocol):
     def __call__(self, source: Path, out: Path, variant: Variant, cluster_size: int,
                  options: dict) -> None:

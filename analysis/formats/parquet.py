@@ -40,10 +40,10 @@ from analysis.formats.base import (
     arrow_reader,
     awkward_checksums,
     check_layout,
+    is_url,
     keep_chunks,
     require_branches,
 )
-from analysis.formats.root.ttree import is_url
 from analysis.samples.source import open_source, read_source_meta
 
 #: The ``statistics`` shorthand as pyarrow writer options (also the metadata study's levels).

@@ -27,7 +27,15 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from analysis.errors import HepfmtError, InputError, VerificationError, brief, verbose
+from analysis.errors import (
+    HepfmtError,
+    InputError,
+    VerificationError,
+    brief,
+    exit_with,
+    note_failure,
+    verbose,
+)
 from analysis.measure import memcap
 
 
@@ -120,15 +128,19 @@ def failure(path: str | Path, what: str, returncode: int, stderr: str, peak: int
     return VerificationError(path, f"{what} failed: {brief(stderr) or '(no output)'}", detail)
 
 
-def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> int:
-    """The child's entry point: ``argv`` is ``[SPEC_JSON, OUT]``; exit status 2 on an error.
-    The memory cap is set first, before ``body`` opens any file."""
+def start() -> None:
+    """A child's first step: the memory cap, before it opens any file; ROOT's alpha notice off."""
     memcap.apply()
     warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
-    spec = spec_type(**json.loads(argv[0]))
+
+
+def reporting(body: Callable[[], object]) -> int:
+    """``body()``, and the child's exit status: 0, or 2 after one ``hepfmt:`` line on stderr
+    (the parent turns it into its own line; all of the libraries' text with --verbose)."""
     try:
-        result = body(spec)
+        body()
     except HepfmtError as exc:
+        note_failure(exc)
         print(f"hepfmt: {exc}", file=sys.stderr)
         if verbose():
             print(exc.detail, file=sys.stderr)
@@ -138,12 +150,19 @@ def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> i
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a library's own error (a Rust panic is no Exception): one
-        if verbose():             # line, all of it with --verbose
+        note_failure(exc)         # line, all of it with --verbose
+        if verbose():
             raise
         print(f"hepfmt: {type(exc).__name__}: {brief(str(exc))}", file=sys.stderr)
         return 2
-    Path(argv[1]).write_text(json.dumps(result))
     return 0
+
+
+def child(argv: list[str], spec_type: type, body: Callable[[object], dict]) -> int:
+    """The child's entry point: ``argv`` is ``[SPEC_JSON, OUT]``; exit status 2 on an error."""
+    start()
+    spec = spec_type(**json.loads(argv[0]))
+    return reporting(lambda: Path(argv[1]).write_text(json.dumps(body(spec))))
 
 
 def _call_child(argv: list[str]) -> int:
@@ -154,4 +173,4 @@ def _call_child(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":  # python -m analysis.measure.isolated MODULE:FUNCTION KWARGS OUT
-    sys.exit(_call_child(sys.argv[1:]))
+    exit_with(_call_child(sys.argv[1:]))

@@ -43,13 +43,17 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import formats, records
 from analysis.atomic import write_json
-from analysis.errors import HepfmtError, InputError, VerificationError, brief, verbose
+from analysis.errors import (
+    HepfmtError,
+    InputError,
+    VerificationError,
+    exit_with,
+)
 from analysis.measure import digest as content_digest
 from analysis.measure import isolated, load, memcap
 from analysis.measure.reads import (
@@ -167,26 +171,11 @@ def serve(spec: WorkerSpec, commands, out) -> None:
 def worker_main(argv: list[str]) -> int:
     """``python -m analysis.measure.pairs CMD_FD RESULT_FD SPEC_JSON``: exit status 2 with one
     ``hepfmt:`` line on stderr on an error (the parent turns it into its own line)."""
-    memcap.apply()
-    warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
+    isolated.start()
     cmd_fd, res_fd, text = int(argv[0]), int(argv[1]), argv[2]
     spec = WorkerSpec(**json.loads(text))
     with os.fdopen(cmd_fd) as commands, os.fdopen(res_fd, "w") as out:
-        try:
-            serve(spec, commands, out)
-        except HepfmtError as exc:
-            print(f"hepfmt: {exc}", file=sys.stderr)
-            if verbose():
-                print(exc.detail, file=sys.stderr)
-            return 2
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:
-            if verbose():
-                raise
-            print(f"hepfmt: {type(exc).__name__}: {brief(str(exc))}", file=sys.stderr)
-            return 2
-    return 0
+        return isolated.reporting(lambda: serve(spec, commands, out))
 
 
 # ---- the parent: two workers, interleaved -----------------------------------------------------
@@ -458,4 +447,4 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
 
 
 if __name__ == "__main__":  # a worker: python -m analysis.measure.pairs CMD_FD RESULT_FD SPEC
-    sys.exit(worker_main(sys.argv[1:]))
+    exit_with(worker_main(sys.argv[1:]))

@@ -31,7 +31,7 @@ import numpy as np
 
 from analysis import queries, records
 from analysis.atomic import write_json
-from analysis.errors import InputError, UsageError
+from analysis.errors import InputError, UsageError, exit_with
 from analysis.measure import isolated
 from analysis.measure.pagecache import evict
 from analysis.measure.reads import (
@@ -210,4 +210,4 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
 
 
 if __name__ == "__main__":  # a measurement process: python -m analysis.measure.queries SPEC OUT
-    sys.exit(isolated.child(sys.argv[1:], QuerySpec, run_queries))
+    exit_with(isolated.child(sys.argv[1:], QuerySpec, run_queries))

@@ -47,9 +47,8 @@ import numpy as np
 
 from analysis import formats, records
 from analysis.atomic import write_json
-from analysis.errors import InputError, VerificationError
-from analysis.formats.base import Marks, Reader
-from analysis.formats.root.ttree import is_url
+from analysis.errors import InputError, VerificationError, exit_with
+from analysis.formats.base import Marks, Reader, is_url
 from analysis.measure import digest as content_digest
 from analysis.measure import invariants, isolated
 from analysis.measure.pagecache import evict
@@ -476,4 +475,4 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
 
 
 if __name__ == "__main__":  # a measurement process: python -m analysis.measure.reads BATCH_JSON OUT
-    sys.exit(isolated.child(sys.argv[1:], ReadBatch, run_batch))
+    exit_with(isolated.child(sys.argv[1:], ReadBatch, run_batch))

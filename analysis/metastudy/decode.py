@@ -45,7 +45,7 @@ import numpy as np
 
 from analysis import records
 from analysis.atomic import write_json
-from analysis.errors import HepfmtError, InputError, VerificationError
+from analysis.errors import HepfmtError, InputError, VerificationError, exit_with
 from analysis.formats.root.backend import TREE, root
 from analysis.measure import isolated, memcap
 from analysis.measure.pagecache import resident_pages
@@ -330,4 +330,4 @@ def time_file(path: str | Path, layout: dict, implementations: list[str], repeti
 
 
 if __name__ == "__main__":  # a timing process: python -m analysis.metastudy.decode SPEC_JSON OUT
-    sys.exit(isolated.child(sys.argv[1:], TimingSpec, run_decoder))
+    exit_with(isolated.child(sys.argv[1:], TimingSpec, run_decoder))

@@ -77,11 +77,11 @@ def _root_object(path: str | Path, classname: str) -> Iterator[tuple[object, obj
 
 
 def ttree(path: str | Path) -> dict:
-    from analysis.formats.root.ttree import cluster_sizes
+    from analysis.formats.root.ttree import describe
 
+    layout = describe(Path(path))
     with _root_object(path, "TTree") as (f, key):
-        t = f.Get(TREE)
-        return {"columns": int(t.GetListOfBranches().GetEntries()), "groups": cluster_sizes(t),
+        return {"columns": layout.branches, "groups": layout.clusters,
                 "stats": None, "metadata_bytes": int(key.GetNbytes()),
                 "metadata_bytes_uncompressed": int(key.GetKeylen() + key.GetObjlen()),
                 "page_index_bytes": 0,

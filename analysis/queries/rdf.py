@@ -46,8 +46,9 @@ def _to_hist(axis: T.Axis, th1) -> T.hist.Hist:
 
 def run(path: str | Path, tasks: list[Task]) -> Hists:
     """Every histogram of ``tasks`` from the TTree or RNTuple ``Events`` in ``path``."""
-    from analysis.formats.root.backend import TREE
+    from analysis.formats.root.backend import TREE, require_root_file
 
+    require_root_file(path)
     ROOT = _root()
     df = ROOT.RDataFrame(TREE, str(path))
     node = ROOT.RDF.AsRNode(df)

@@ -5,6 +5,11 @@ study) imports ROOT through :func:`root`, which sets batch mode and declares hep
 (``cxx/*.cxx``, or a path given by the caller) once per process. The readers are different:
 declaring them to cling costs ~10 s of JIT in every measurement process, so they are compiled
 once per environment into a cached library (:func:`compile_readers`).
+
+A damaged file must not end the process that reads it (a measurement, or the whole test run):
+:func:`root` also turns ROOT's aborting messages (``Fatal``, a failed ``R__ASSERT``) into C++
+exceptions and crashes inside a call into ROOT into Python exceptions, and
+:func:`require_root_file` keeps files without ROOT's header away from ROOT.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from analysis.errors import VERBOSE, InputError
+from analysis.formats.base import is_url
 
 #: The TTree / RNTuple every hepfmt ROOT file holds (NanoAOD's name).
 TREE = "Events"
@@ -35,10 +41,12 @@ CPP_TYPES = {"bool": "bool", "int8": "std::int8_t", "uint8": "std::uint8_t",
              "uint32": "std::uint32_t", "int64": "std::int64_t", "uint64": "std::uint64_t",
              "float32": "float", "float64": "double"}
 #: The compiled readers: the sources, their interface (all Python declares) and a header.
-READERS_CXX = ("readers.cxx", "codecs.cxx", "readers.hxx", "checksum.hxx")
+READERS_CXX = ("readers.cxx", "codecs.cxx", "tree_layout.cxx", "readers.hxx", "checksum.hxx")
 READERS_SOURCES = tuple(n for n in READERS_CXX if n.endswith(".cxx"))
 READERS_HEADER = "readers.hxx"
 READERS = "readers"
+#: The error handler that turns ROOT's process-ending messages into exceptions (``fatal.cxx``).
+FATAL = "fatal"
 
 T = TypeVar("T")
 _declared: set[str] = set()
@@ -53,6 +61,13 @@ def root(*helpers: str | Path):
     ROOT.gROOT.SetBatch(True)
     if not os.environ.get(VERBOSE):  # hepfmt names the file and the problem in one line
         ROOT.gErrorIgnoreLevel = ROOT.kFatal
+        ROOT.gEnv.SetValue("Root.Stacktrace", "no")  # not ROOT's crash report either
+    if FATAL not in _declared:  # before any helper: ROOT's aborts become exceptions
+        if not ROOT.gInterpreter.Declare(f'#include "{CXX / FATAL}.cxx"'):
+            raise RuntimeError(f"cling could not compile {CXX / FATAL}.cxx")
+        ROOT.hepfmt_fatal.install()
+        _signals_as_exceptions()
+        _declared.add(FATAL)
     for helper in helpers:
         key = str(helper)
         if key in _declared:
@@ -65,6 +80,18 @@ def root(*helpers: str | Path):
                 raise RuntimeError(f"cling could not compile {path}")
         _declared.add(key)
     return ROOT
+
+
+def _signals_as_exceptions() -> None:
+    """A crash inside ROOT (a segmentation violation on a header whose lengths are garbage,
+    found by feeding it random bytes after the ``root`` magic) becomes a Python exception at the
+    cppyy call that crashed (cppyy jumps back to it), so the adapter names the file instead of
+    the process dying. Quietly unless verbose: no stack trace, no "*** Break ***" line."""
+    import cppyy.ll
+
+    cppyy.ll.set_signals_as_exception(True)
+    if not os.environ.get(VERBOSE):
+        os.environ.setdefault("CPPYY_CRASH_QUIET", "1")
 
 
 def _readers_text() -> str:
@@ -132,11 +159,19 @@ def compile_readers(ROOT) -> None:
         raise RuntimeError(f"cling could not declare {cache / READERS_HEADER}")
 
 
+#: cppyy's exceptions for a signal inside C++ (:func:`_signals_as_exceptions`).
+SIGNALS = ("SegmentationViolation", "BusError", "IllegalInstruction", "AbortSignal")
+
+
 def cxx_what(exc: BaseException) -> str:
     """A C++ exception's own message, out of cppyy's text for it (which leads with the whole
-    signature of the function that threw: ``<signature> =>\n    runtime_error: <what>``)."""
+    signature of the function that threw: ``<signature> =>\n    runtime_error: <what>``). Of an
+    overloaded function's failures, the last (the overload that took the arguments)."""
     text = str(exc)
-    m = re.search(r"=>\s*(?:[\w:]+(?:Error|error|exception|Exception): )?(.*)\Z", text, re.S)
+    signal = next((s for s in SIGNALS if s in text or type(exc).__name__ == s), None)
+    if signal:
+        return f"crashed inside ROOT ({signal}, caught)"
+    m = re.search(r".*=>\s*(?:[A-Za-z_][\w:]*: )?(.*)\Z", text, re.S)
     return " ".join((m.group(1) if m else text).split())
 
 
@@ -150,24 +185,38 @@ def create(path: str | Path, opener: Callable[[str], T]) -> T:
         return opener(path.name)
 
 
+#: The first bytes of every file ROOT writes (TFile's header; RNTuple in a TFile container too).
+MAGIC = b"root"
+
+
+def require_root_file(path: str | Path) -> None:
+    """An InputError naming ``path`` unless it exists and begins as a ROOT file. Checked before
+    ROOT sees it: RNTuple's reader takes a file without the header for a bare RNTuple and can
+    fail on it anywhere; this says what is wrong in words. A URL is left to ROOT's client."""
+    if is_url(path):
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC))
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    if head != MAGIC:
+        what = "it is empty" if not head else f"it begins with {head!r}, not {MAGIC!r}"
+        raise InputError(path, f"not a ROOT file ({what})")
+
+
 def open_file(path: str | Path):
     """A ROOT file opened for reading, or an InputError naming it."""
     ROOT = root()
+    require_root_file(path)
     try:  # PyROOT raises OSError for unopenable files; older versions return a zombie
         f = ROOT.TFile.Open(str(path), "READ")
     except OSError as exc:
         raise InputError(path, f"not a readable ROOT file ({exc})") from exc
+    except Exception as exc:  # a C++ exception or crash inside TFile's header reading
+        raise InputError(path, f"not a readable ROOT file ({cxx_what(exc)})", str(exc)) from exc
     if not f or f.IsZombie():
         raise InputError(path, "not a readable ROOT file")
     return f
-
-
-def open_tree(path: str | Path):
-    """(file, TTree ``Events``) of ``path``, or an InputError naming what it holds instead."""
-    f = open_file(path)
-    key = f.GetKey(TREE)
-    if not key or key.GetClassName() != "TTree":
-        kind = f"a {key.GetClassName()}" if key else "nothing"
-        f.Close()
-        raise InputError(path, f"no TTree named {TREE!r} (it holds {kind} under that name)")
-    return f, f.Get(TREE)

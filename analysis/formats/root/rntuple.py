@@ -32,7 +32,7 @@ from analysis.codec import (
 from analysis.errors import InputError, VerificationError
 from analysis.formats.base import Blocks, Format, Layout, check_layout, require_branches
 from analysis.formats.root import ttree, uproot_writer, wide_writer
-from analysis.formats.root.backend import TREE, root
+from analysis.formats.root.backend import TREE, cxx_what, require_root_file, root
 from analysis.formats.root.ttree import check_writer
 from analysis.samples.source import iter_clusters, read_source_meta, schema_of
 
@@ -42,13 +42,13 @@ DEFAULT_PAGE_SIZE = 32000
 
 def _layout(path: str | Path):
     """The descriptor's facts about ``path``, or an InputError naming it."""
-    if not Path(path).is_file():
-        raise InputError(path, "no such file")
+    require_root_file(path)
     ROOT = root("rntuple_layout")
     try:  # cppyy turns ROOT's exceptions (RException, runtime_error) into Python ones
         return ROOT.hepfmt_rntuple.layout(str(path), TREE)
     except Exception as exc:
-        raise InputError(path, f"not a readable RNTuple {TREE!r} ({exc})") from exc
+        raise InputError(path, f"not a readable RNTuple {TREE!r} ({cxx_what(exc)})",
+                         str(exc)) from exc
 
 
 def write(source: Path, out: Path, variant: Variant, cluster_size: int, options: dict) -> None:
@@ -107,7 +107,7 @@ def blocks(path: Path, branches: list[str]) -> Blocks:
     try:
         flat = [int(x) for x in ROOT.hepfmt_rntuple.pages(str(path), TREE, branches)]
     except Exception as exc:
-        raise InputError(path, f"cannot list its pages ({exc})") from exc
+        raise InputError(path, f"cannot list its pages ({cxx_what(exc)})", str(exc)) from exc
     codec = root_algorithm(int(layout.compression) if layout.compression >= 0 else 0)
     library, reused = ROOT_DECOMPRESSION.get(codec, (None, None))
     return Blocks(codec, library, reused, flat[0::3], flat[1::3], flat[2::3],

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import os
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +50,7 @@ from analysis.formats.base import (
     Reader,
     awkward_checksums,
     check_layout,
+    is_url,
     keep_chunks,
     require_branches,
 )
@@ -61,7 +61,7 @@ from analysis.formats.root.backend import (
     TREE,
     create,
     cxx_what,
-    open_tree,
+    require_root_file,
     root,
 )
 from analysis.samples.source import iter_batches, read_source_meta, schema_of, to_column
@@ -153,34 +153,8 @@ def _write_root(source: Path, out: Path, meta: dict, schema, variant: Variant, c
         _verify(tmp, out, meta["n_events"], cluster_size, len(schema.branches))
 
 
-def cluster_sizes(t) -> list[int]:
-    """Entries per cluster. A tree written with entry-count clusters (``SetAutoFlush(n)``)
-    records them; one without (uproot's) gets clusters estimated from bytes by ROOT's
-    iterator, so there the real boundaries are those where every branch starts a basket."""
-    if t.GetAutoFlush() <= 0:
-        return _aligned_baskets(t)
-    it = t.GetClusterIterator(0)
-    sizes, start, n = [], it(), t.GetEntries()
-    while start < n:
-        nxt = it.GetNextEntry()
-        sizes.append(int(nxt - start))
-        start = it()
-    return sizes
-
-
 def _offset_map_feature():
     return root().Experimental.EIOFeatures.kGenerateOffsetMap
-
-
-def _aligned_baskets(t) -> list[int]:
-    n = int(t.GetEntries())
-    common: set[int] | None = None
-    for br in t.GetListOfBranches():
-        k = int(br.GetWriteBasket())
-        starts = {int(x) for x in np.frombuffer(br.GetBasketEntry(), dtype=np.int64, count=k)}
-        common = starts if common is None else common & starts
-    edges = sorted((common or {0}) | {n})
-    return [b - a for a, b in pairwise(edges) if b > a]
 
 
 def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches: int) -> None:
@@ -188,25 +162,22 @@ def _verify(path: Path, name: Path, n_events: int, cluster_size: int, n_branches
 
 
 def describe(path: Path) -> Layout:
-    f, t = open_tree(path)
-    try:
-        branches = list(t.GetListOfBranches())
-        return Layout.of(**{
-            "entries": int(t.GetEntries()),
-            "clusters": cluster_sizes(t),
-            "branches": len(branches),
-            "baskets": sum(int(br.GetWriteBasket()) for br in branches),
-            "compression_settings": int(f.GetCompressionSettings()),
-            # kGenerateOffsetMap: offset arrays of jagged branches not stored
-            "store_offsets": not t.GetIOFeatures().Test(_offset_map_feature()),
-            "auto_flush": int(t.GetAutoFlush()),
-            "zip_bytes": int(t.GetZipBytes()),
-            "tot_bytes": int(t.GetTotBytes()),
-            "zip_bytes_by_branch": {br.GetName(): int(br.GetZipBytes()) for br in branches},
-            "file_bytes": int(f.GetSize()),
-        })
-    finally:
-        f.Close()
+    layout = _compiled("tree_layout", "ROOT", str(path))
+    zip_by_branch = {str(b): int(z) for b, z in zip(layout.branches, layout.zip, strict=True)}
+    return Layout.of(**{
+        "entries": int(layout.entries),
+        "clusters": [int(n) for n in layout.clusters],
+        "branches": len(zip_by_branch),
+        "baskets": int(layout.baskets),
+        "compression_settings": int(layout.compression),
+        # kGenerateOffsetMap: offset arrays of jagged branches not stored
+        "store_offsets": bool(layout.store_offsets),
+        "auto_flush": int(layout.auto_flush),
+        "zip_bytes": int(layout.zip_bytes),
+        "tot_bytes": int(layout.tot_bytes),
+        "zip_bytes_by_branch": zip_by_branch,
+        "file_bytes": int(layout.file_bytes),
+    })
 
 
 def blocks(path: Path, branches: list[str]) -> Blocks:
@@ -248,18 +219,11 @@ def _prepare_rdf(threads: int) -> None:
         ROOT.EnableImplicitMT(threads)
 
 
-def is_url(path: str | Path) -> bool:
-    """A remote file (``root://``, ``http://``): ROOT and uproot open it through their own
-    network clients, so it is not a local path to check."""
-    return "://" in str(path)
-
-
 def _compiled(function: str, library: str, path: str, *args):
     """``hepfmt::<function>(path, tree, *args)`` of the compiled readers, its C++ exceptions
     turned into an error naming the file."""
     ROOT = root(READERS)
-    if not is_url(path) and not Path(path).is_file():
-        raise InputError(path, "no such file")
+    require_root_file(path)
     try:
         return getattr(ROOT.hepfmt, function)(str(path), TREE, *args)
     except Exception as exc:  # cppyy turns C++ exceptions into Python ones

@@ -35,6 +35,21 @@ std::vector<double> decompress_blocks(const std::string &path,
                                       const std::vector<Long64_t> &unzipped,
                                       const std::string &how, int passes);
 std::string zstd_version();
+// tree_layout.cxx: a TTree's facts for describe(), in one call (a crash inside it is caught).
+struct TreeLayout {
+  Long64_t entries = 0;
+  std::vector<Long64_t> clusters;       // entries per cluster, in entry order
+  std::vector<std::string> branches;    // top-level branches
+  std::vector<Long64_t> zip;            // each one's compressed bytes
+  Long64_t baskets = 0;
+  int compression = 0;
+  bool store_offsets = true;            // false: written with kGenerateOffsetMap
+  Long64_t auto_flush = 0;
+  Long64_t zip_bytes = 0;
+  Long64_t tot_bytes = 0;
+  Long64_t file_bytes = 0;
+};
+TreeLayout tree_layout(const std::string &path, const std::string &name);
 // The clock the scans' marks are on, for Python to check it is its perf_counter's.
 double steady_now();
 }  // namespace hepfmt
