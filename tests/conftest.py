@@ -21,6 +21,16 @@ SELECTION = ["nMuon", "Muon_pt", "Muon_eta", "Muon_phi", "MET_pt",
              "nJet", "Jet_pt", "Jet_eta", "Jet_phi", "Jet_mass"]
 
 
+def compressed_variant(fmt: str) -> str:
+    """The first variant the adapter names for tests that compresses (else its plainest): what
+    the scan and fault tests write, so that a read (and damage) meets a decompressor."""
+    from analysis import formats
+
+    f = formats.get(fmt)
+    return next((v for v in f.tested_variants
+                 if f.variant(v).algorithm not in ("none", "default")), f.plain)
+
+
 @pytest.fixture(scope="session")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source sample and its sidecar, written exactly as ``hepfmt generate`` writes them."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CLUSTER_SIZE
+from conftest import CLUSTER_SIZE, compressed_variant
 
 from analysis import formats
 from analysis.errors import MAX_CHARS
@@ -35,9 +35,8 @@ from analysis.samples.source import read_source_meta
 HEPFMT = [sys.executable, "-m", "analysis.cli"]
 #: Per command: generous for a machine several times slower than an idle one.
 TIMEOUT_S = 600
-#: The plainest variant of each format, and the reader that proves it.
-PLAIN = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3", "feather": "zstd",
-         "hdf5": "gzip-4", "lance": "zstd", "vortex": "default"}
+#: A compressed variant of each format: the damage meets its decompressor.
+VARIANT = {f: compressed_variant(f) for f in formats.names()}
 SEED = 20261124
 #: Resident memory a process has besides what its cap limits (its writable data): its
 #: libraries' code (ROOT's alone is ~0.3 GB) and the files it maps.
@@ -169,7 +168,7 @@ def _cap(path: Path, source: Path) -> int | None:
 
 
 def _measure(bad: Path, source: Path, fmt: str, reader: str, out: Path, *extra) -> Outcome:
-    proc = run("measure", bad, "--source", source, "--format", fmt, "--variant", PLAIN[fmt],
+    proc = run("measure", bad, "--source", source, "--format", fmt, "--variant", VARIANT[fmt],
                "--cluster-size", CLUSTER_SIZE, "--readers", reader, "--selection", "all=*",
                "--modes", "warm", "--repetitions", 5, "-o", out, *extra)
     assert_clean_outcome(proc, _cap(bad, source), bad)
@@ -181,9 +180,9 @@ def _measure(bad: Path, source: Path, fmt: str, reader: str, out: Path, *extra) 
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))
-@pytest.mark.parametrize("fmt", list(PLAIN))
+@pytest.mark.parametrize("fmt", list(VARIANT))
 def test_measure_on_a_damaged_file(fmt, kind, written, source, tmp_path) -> None:
-    good = written(fmt, PLAIN[fmt])
+    good = written(fmt, VARIANT[fmt])
     bad = damaged(good, tmp_path / good.name, kind)
     reader = formats.get(fmt).verifier or next(iter(formats.get(fmt).readers))
     _measure(bad, source, fmt, reader, tmp_path / "m.json")
@@ -195,7 +194,7 @@ def test_root_readers_on_a_damaged_tree(reader, kind, written, source, tmp_path)
     """The compiled loops themselves open the damaged TTree (the bytes per branch come from a
     size record, so describe does not fail first): the damage that made a TTreeReader loop and
     RDataFrame grow without bound."""
-    good = written("ttree", PLAIN["ttree"])
+    good = written("ttree", VARIANT["ttree"])
     bad = damaged(good, tmp_path / good.name, kind)
     record = tmp_path / "size.json"
     record.write_text(json.dumps({"file_bytes": bad.stat().st_size, "zip_bytes_by_branch": {}}))
@@ -208,7 +207,7 @@ def test_convert_from_a_damaged_source(fmt, kind, source, tmp_path) -> None:
     bad = damaged(source, tmp_path / "src" / source.name, kind)
     shutil.copy(source.with_suffix(".json"), bad.with_suffix(".json"))
     out = tmp_path / f"out.{formats.extension(fmt)}"
-    proc = run("convert", bad, "--format", fmt, "--variant", PLAIN[fmt], "--cluster-size",
+    proc = run("convert", bad, "--format", fmt, "--variant", VARIANT[fmt], "--cluster-size",
                CLUSTER_SIZE, "-o", out, "--size-output", tmp_path / "size.json")
     assert_clean_outcome(proc, _cap(bad, source), bad, out)
     if proc.returncode == 0:  # only if the source still matched its sidecar, every branch

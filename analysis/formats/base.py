@@ -160,6 +160,48 @@ class Blocks:
 EVENT_LOOP, COLUMNAR = "event loop", "columnar"
 
 
+class BareFn(Protocol):
+    def __call__(self, path: str, branches: list[str], threads: int) -> object:
+        """The library's own call a user would write, returning the data (``bench overhead``
+        times the harness against it)."""
+
+
+@dataclass(frozen=True)
+class ReadParts:
+    """One pass over a file: open, set-up (to the first event at speed), steady throughput."""
+
+    open_s: float
+    setup_s: float
+    events_per_s: float
+
+    def seconds(self, n_events: int) -> float:
+        return self.open_s + self.setup_s + n_events / self.events_per_s
+
+
+@dataclass(frozen=True)
+class ReadCost:
+    """What planning assumes a reader costs (:mod:`analysis.plan.cost` says how these were
+    measured): its process start-up, and a pass over ten branches and over all of them."""
+
+    start_s: float
+    ten: ReadParts
+    all: ReadParts
+
+
+#: What a measurement job spends on one file besides its readers, unless the format says.
+DEFAULT_FILE_OVERHEAD_S = 1.0
+
+
+@dataclass(frozen=True)
+class WriteParts:
+    """``hepfmt convert`` of one file: a fixed part (start-up, open, close) plus events at a
+    steady rate, with the codec of ``variant`` (:mod:`analysis.plan.cost` adds slower codecs)."""
+
+    fixed_s: float
+    events_per_s: float
+    variant: str
+
+
 @dataclass(frozen=True)
 class Reader:
     """A way to read a format. ``prepare`` runs once per process before any timing (imports,
@@ -174,6 +216,14 @@ class Reader:
     #: how it reads: an event at a time through every selected column (:data:`EVENT_LOOP`),
     #: or a column at a time (:data:`COLUMNAR`); a ratio says which two it compares
     kind: str = COLUMNAR
+    #: the library's own call, for ``bench overhead`` (None: not benchmarked)
+    bare: BareFn | None = None
+    #: the URL scheme it opens a served file by (``root``: XRootD, ``http``); None: local only
+    url_scheme: str | None = None
+    #: read on every storage profile by the ``storage`` target
+    on_storage: bool = False
+    #: what planning assumes it costs (None: the slowest reader of its format, else of all)
+    cost: ReadCost | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +246,20 @@ class Format:
     unverifiable: Callable[[dict], str | None] | None = None
     #: the file's compressed blocks of a selection, for the codec bound (None: not listed)
     blocks: BlocksFn | None = None
+    #: what planning assumes a write costs (None: the slowest writer)
+    write_cost: WriteParts | None = None
+    #: seconds a measurement job spends on a file besides its readers (CLI, provenance)
+    file_overhead_s: float = DEFAULT_FILE_OVERHEAD_S
+    #: the plainest variant: what the tests write when any variant will do
+    plain: str = "none"
+    #: the variants the format's tests write and read back (default: :attr:`plain`)
+    test_variants: tuple[str, ...] = ()
+    #: whether its clusters are exactly the requested entries (False: the format cuts its own)
+    exact_clusters: bool = True
+
+    @property
+    def tested_variants(self) -> tuple[str, ...]:
+        return self.test_variants or (self.plain,)
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key, self.levels)
@@ -240,7 +304,7 @@ ChunksFn = Callable[[str, list[str], int, Marks], Iterable]
 
 
 def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
-                 check: Callable[[str, list[str]], None]) -> Reader:
+                 check: Callable[[str, list[str]], None], **facts: object) -> Reader:
     """A reader whose library hands its data over as Arrow chunks: ``read`` checks the
     selection (``check``) and checksums every chunk, ``scan`` keeps every chunk until it
     returns, so both do exactly the same decoding and only ``read`` pays for the proof."""
@@ -255,7 +319,7 @@ def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
     def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
         return keep_chunks(chunks(path, branches, threads, marks), marks)
 
-    return Reader(name, library, prepare, read, scan)
+    return Reader(name, library, prepare, read, scan, **facts)
 
 
 def keep_chunks(chunks: Iterable, marks: Marks) -> int:

@@ -35,7 +35,10 @@ from analysis.formats.base import (
     Format,
     Layout,
     Marks,
+    ReadCost,
     Reader,
+    ReadParts,
+    WriteParts,
     add_checksums,
     arrow_reader,
     awkward_checksums,
@@ -302,16 +305,55 @@ def blocks(path: Path, branches: list[str]) -> Blocks:
                   None if library else f"no {codec} decompressor is measured here")
 
 
+def _bare_pyarrow(path: str, branches: list[str], threads: int) -> object:
+    return pq.ParquetFile(path).read(columns=branches, use_threads=threads > 1)
+
+
+def _bare_awkward(path: str, branches: list[str], threads: int) -> object:
+    import awkward as ak
+
+    return ak.from_parquet(path, columns=branches)
+
+
+def _bare_polars(path: str, branches: list[str], threads: int) -> object:
+    import polars as pl
+
+    return pl.read_parquet(path, columns=branches)
+
+
+def _bare_duckdb(path: str, branches: list[str], threads: int) -> object:
+    import duckdb
+
+    cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
+    with duckdb.connect(config={"threads": max(1, threads)}) as con:
+        return con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]).to_arrow_table()
+
+
+# Bare calls as a user writes them from each library's documentation (bench overhead); costs:
+# analysis/plan/cost.py says how they were measured; every reader opens a served file by HTTP.
 FORMAT = Format(
     algorithms=frozenset(PARQUET_CODECS), dictionary=True,
     levels=pyarrow_levels(list(PARQUET_CODECS)),
     write=write, describe=describe, blocks=blocks,
     readers={
-        "pyarrow": arrow_reader("pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks,
-                                _check_branches),
-        "awkward": Reader("awkward", "awkward", _prepare_awkward, _read_awkward, _scan_awkward),
-        "polars": Reader("polars", "polars", _prepare_polars, _read_polars, _scan_polars),
-        "duckdb": arrow_reader("duckdb", "duckdb", _prepare_duckdb, _duckdb_chunks,
-                               _check_branches),
+        "pyarrow": arrow_reader(
+            "pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks, _check_branches,
+            bare=_bare_pyarrow, url_scheme="http", on_storage=True,
+            cost=ReadCost(0.4, ReadParts(0.016, 0.0002, 2_260_000), ReadParts(0.012, 0.0, 29_200))),
+        "awkward": Reader(
+            "awkward", "awkward", _prepare_awkward, _read_awkward, _scan_awkward,
+            bare=_bare_awkward, url_scheme="http",
+            cost=ReadCost(0.3, ReadParts(0.0, 0.061, 1_120_000), ReadParts(0.0, 0.108, 31_100))),
+        "polars": Reader(
+            "polars", "polars", _prepare_polars, _read_polars, _scan_polars,
+            bare=_bare_polars, url_scheme="http", on_storage=True,
+            cost=ReadCost(0.6, ReadParts(0.0, 0.0041, 1_660_000), ReadParts(0.0, 0.013, 64_800))),
+        "duckdb": arrow_reader(
+            "duckdb", "duckdb", _prepare_duckdb, _duckdb_chunks, _check_branches,
+            bare=_bare_duckdb, url_scheme="http", on_storage=True,
+            cost=ReadCost(0.5, ReadParts(0.017, 0.006, 347_000),
+                          ReadParts(0.044, 0.061, 42_100))),
     },
+    write_cost=WriteParts(0.56, 10_400, "zstd-3"),
+    test_variants=("none", "zstd-3", "none+dict", "snappy"),
 )

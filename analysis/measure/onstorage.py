@@ -48,9 +48,6 @@ from analysis.stats import summarize
 #: The file read where it lies, from the page cache: not a storage class, the baseline.
 PAGE_CACHE = "page-cache"
 DEFAULT_PROFILES = (PAGE_CACHE, "hdd")
-#: Which URL a reader's library opens a served file by (ROOT and uproot speak XRootD).
-SCHEMES = {"root": "root", "uproot": "root", "pyarrow": "http", "awkward": "http",
-           "polars": "http", "duckdb": "http"}
 
 
 def check_profiles(names: list[str]) -> None:
@@ -78,8 +75,9 @@ class Storage:
         """The record's mode: what a timed scan's state was."""
         return "remote" if self.urls else self.mode
 
-    def path_for(self, library: str) -> str:
-        return self.urls[SCHEMES[library]] if self.urls else self.local
+    def path_for(self, reader: Reader) -> str:
+        """Where ``reader`` finds the file: its URL by the reader's scheme, else the path."""
+        return self.urls[reader.url_scheme] if self.urls and reader.url_scheme else self.local
 
 
 @contextlib.contextmanager
@@ -127,16 +125,16 @@ def _median(values: list[float]) -> float:
     return float(np.median(values)) if values else float("nan")
 
 
-def _record(storage: Storage, name: str, spec: ReadSpec, library: str, res: dict,
+def _record(storage: Storage, name: str, spec: ReadSpec, reader: Reader, res: dict,
             zip_bytes: int, n_events: int) -> dict:
     reps = res["modes"][storage.mode]
     stats = summarize([r["wall_s"] for r in reps])
     ios = [r["io"] for r in reps]
     rec: dict[str, object] = {
         "profile": name, "kind": "page-cache" if storage.profile is None else
-        storage.profile.kind, "reader": spec.reader, "library": library,
+        storage.profile.kind, "reader": spec.reader, "library": reader.library,
         "selection": spec.selection, "n_branches": len(spec.branches), "mode": storage.label,
-        "url": storage.path_for(library) if storage.urls else "",
+        "url": storage.path_for(reader) if storage.urls else "",
         "cold_verified": all(r.get("cold_verified", False) for r in reps)
         if storage.mode == "cold" else None,
         "selection_zip_bytes": zip_bytes, **stats,
@@ -206,14 +204,14 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
             with prepared(storage_name, path, Path(workdir or os.environ.get("TMPDIR", "/tmp"))) \
                     as storage:
                 for reader, (sel_name, sel) in itertools.product(readers, selections.items()):
-                    library = fmt.readers[reader].library
-                    why = _why_not(storage, format_name, fmt.readers[reader])
+                    r = fmt.readers[reader]
+                    why = _why_not(storage, format_name, r)
                     if why:
                         skipped.append({"profile": storage_name, "reader": reader,
                                         "selection": sel_name, "reason": why})
                         continue
                     branches = schema.names if sel == ALL else list(sel)
-                    spec = ReadSpec(storage.path_for(library), str(source), format_name,
+                    spec = ReadSpec(storage.path_for(r), str(source), format_name,
                                     reader, sel_name, branches, [storage.mode],
                                     stopping.max_repetitions, threads,
                                     formats.entry(format_name).module, stopping.precision,
@@ -224,7 +222,7 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
                                       f"{reader}/{sel_name} read on {storage_name}",
                                       storage.wrap)[0]
                     zip_bytes = sum(zip_by_branch.get(b, 0) for b in branches)
-                    reads.append(_record(storage, storage_name, spec, library, res, zip_bytes,
+                    reads.append(_record(storage, storage_name, spec, r, res, zip_bytes,
                                          int(meta["n_events"])))
         except Unavailable as exc:
             status[storage_name].update(status="skipped", reason=str(exc))
@@ -248,7 +246,7 @@ def _why_not(storage: Storage, adapter: str, reader: Reader) -> str | None:
     RNTuple the TTree's) defers to the module that defines them."""
     if not storage.urls:
         return None
-    if reader.library not in SCHEMES:
+    if reader.url_scheme is None:
         return f"{reader.library} reads no URL"
     for module in (formats.entry(adapter).module, reader.read.__module__):
         refusal = getattr(importlib.import_module(module), "url_refusal", None)

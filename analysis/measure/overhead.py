@@ -2,15 +2,14 @@
 make on the same file, in one fresh process per reader, alternating so that both see the same
 machine.
 
-The bare calls are written here, apart from the adapters, as a user would write them from the
-library's documentation; a reader whose timed scan costs more than a few percent over its bare
-call measures hepfmt, not the library.
+The bare calls (:attr:`Reader.bare`) are written in each adapter apart from its reader, as a
+user would write them from the library's documentation; a reader whose timed scan costs more
+than a few percent over its bare call measures hepfmt, not the library.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -23,97 +22,14 @@ from analysis.samples.source import read_source_meta, schema_of
 #: The overhead the harness may add to a read, as a fraction of the bare call.
 TARGET = 0.03
 
-Bare = Callable[[str, list[str], int], object]
-
-
-def _pyarrow_parquet(path: str, branches: list[str], threads: int) -> object:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(path).read(columns=branches, use_threads=threads > 1)
-
-
-def _awkward_parquet(path: str, branches: list[str], threads: int) -> object:
-    import awkward as ak
-
-    return ak.from_parquet(path, columns=branches)
-
-
-def _polars_parquet(path: str, branches: list[str], threads: int) -> object:
-    import polars as pl
-
-    return pl.read_parquet(path, columns=branches)
-
-
-def _duckdb_parquet(path: str, branches: list[str], threads: int) -> object:
-    import duckdb
-
-    cols = ", ".join('"' + b.replace('"', '""') + '"' for b in branches)
-    with duckdb.connect(config={"threads": max(1, threads)}) as con:
-        return con.sql(f"SELECT {cols} FROM read_parquet(?)", params=[path]).to_arrow_table()
-
-
-def _pyarrow_feather(path: str, branches: list[str], threads: int) -> object:
-    import pyarrow.feather as feather
-
-    return feather.read_table(path, columns=branches, memory_map=False, use_threads=threads > 1)
-
-
-def _h5py(path: str, branches: list[str], threads: int) -> object:
-    import h5py
-
-    with h5py.File(path, "r") as f:
-        return [f["Events"][b][()] for b in branches]
-
-
-def _lance(path: str, branches: list[str], threads: int) -> object:
-    from lance.file import LanceFileReader
-
-    return LanceFileReader(path, columns=branches).read_all().to_table()
-
-
-def _vortex(path: str, branches: list[str], threads: int) -> object:
-    import vortex as vx
-
-    return vx.open(path).to_arrow(branches).read_all()
-
-
-def _uproot(path: str, branches: list[str], threads: int) -> object:
-    import uproot
-
-    with uproot.open(path) as f:
-        return f["Events"].arrays(branches)
-
-
-def _compiled(loop: str) -> Bare:
-    """The compiled loop itself, called straight from Python: no marks kept, no clusters."""
-
-    def call(path: str, branches: list[str], threads: int) -> object:
-        from analysis.formats.root.backend import READERS, TREE, root
-
-        return getattr(root(READERS).hepfmt, f"{loop}_scan")(path, TREE, branches, [])
-
-    return call
-
-
-BARE: dict[tuple[str, str], Bare] = {
-    ("parquet", "pyarrow"): _pyarrow_parquet, ("parquet", "awkward"): _awkward_parquet,
-    ("parquet", "polars"): _polars_parquet, ("parquet", "duckdb"): _duckdb_parquet,
-    ("feather", "pyarrow"): _pyarrow_feather, ("hdf5", "h5py"): _h5py,
-    ("lance", "lance"): _lance, ("vortex", "vortex"): _vortex,
-    ("ttree", "uproot"): _uproot, ("rntuple", "uproot"): _uproot,
-    **{("ttree", loop): _compiled(loop) for loop in ("rdf", "ttreereader", "getentry")},
-    ("rntuple", "rdf"): _compiled("rdf"),
-}
-
-
 def compare(path: str, source: str, adapter: str, reader: str, branches: list[str],
             runs: int, threads: int = 1) -> dict:
     """In this process: the harness's timed scan and the bare call, ``runs`` times each,
     alternating, warm (after one untimed call of each); medians and the overhead."""
-    if (adapter, reader) not in BARE:
-        raise KeyError(f"no bare call for {adapter}/{reader}")
-    bare = BARE[(adapter, reader)]
     r = formats.get(adapter).readers[reader]
+    if r.bare is None:
+        raise KeyError(f"no bare call for {adapter}/{reader}")
+    bare = r.bare
     n_events = int(read_source_meta(source)["n_events"])
     spec = ReadSpec(path, source, adapter, reader, "bench", branches, ["warm"], runs, threads,
                     n_events=n_events)

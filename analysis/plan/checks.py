@@ -22,6 +22,7 @@ from pathlib import Path
 from analysis import formats
 from analysis.codec import Variant
 from analysis.errors import ConfigError, HepfmtError, InputError
+from analysis.formats.base import is_url
 from analysis.measure.timing import QUERY_MIN_REPETITIONS, Stopping
 from analysis.plan import metagrid, options, selections
 from analysis.plan.study import (
@@ -123,7 +124,7 @@ def input_events(key: str, path: str, tree: str = "Events") -> int | None:
     """The entries of a local sample file, from its metadata (the TTree or RNTuple header, the
     Parquet footers: no event is read, once per file and process); a file that is missing,
     unreadable, without ``tree`` or without entries is refused. None for a remote file."""
-    if "://" in path:  # remote: opening it here would make every parse wait on the network
+    if is_url(path):  # remote: opening it here would make every parse wait on the network
         return None
     p = Path(path)
     if not p.exists():

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from analysis.formats.base import is_url
 from analysis.plan import paths, study
 from analysis.plan import selections as select
 
@@ -39,7 +40,7 @@ def sample_inputs(config: Mapping, name: str) -> list[str]:
     """Local files sample ``name`` is made from, so that a changed input remakes it."""
     s = config["samples"][name]
     path = s.get("file") or config["model"]
-    return [path] if path and "://" not in path else []
+    return [path] if path and not is_url(path) else []
 
 
 def prove(plan: Mapping, spec: object) -> str:

@@ -5,8 +5,10 @@ open and set-up once per pass, and only then do events stream at a steady rate. 
 file is read many times: once per reader by ``convert`` (the untimed proof of every branch),
 then by the measurement job (one untimed priming scan, then repetitions per cache mode, as many
 as ``measure.budget_s`` allows), so a guess in events × branches is off by the fixed parts times the
-passes. Every constant below is one of those parts, measured by hepfmt itself (``hepfmt measure``
-records open_s, setup_s and events_per_s_steady per read); the study's estimate walks the
+passes. Every constant is one of those parts, measured by hepfmt itself (``hepfmt measure``
+records open_s, setup_s and events_per_s_steady per read): a reader's and a writer's live in
+its format's adapter (:attr:`Reader.cost`, :attr:`Format.write_cost`), measured as said below,
+the others here. The study's estimate walks the
 planner's own jobs (:func:`study.files`, :func:`study.read_plan`, :func:`study.pair_plan`,
 :func:`study.queries`, :func:`metagrid.files`), so it follows every sub-grid the planner
 honours. Batch requests (:mod:`.resources`) take the same per-job seconds and add their
@@ -21,7 +23,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from analysis import formats
 from analysis.codec import Variant
+from analysis.formats.base import DEFAULT_FILE_OVERHEAD_S, ReadCost, WriteParts, is_url
 from analysis.metastudy.widefiles import Layout
 from analysis.plan import metagrid, selections, study
 
@@ -39,100 +43,27 @@ IMPORTED_EVENTS = 200_000
 TEN = 10
 
 
-@dataclass(frozen=True)
-class ReadParts:
-    """One pass over a file: open, set-up (to the first event at speed), steady throughput."""
-
-    open_s: float
-    setup_s: float
-    events_per_s: float
-
-    def seconds(self, n_events: int) -> float:
-        return self.open_s + self.setup_s + n_events / self.events_per_s
-
-
-# Reads: DYJetsToLL, 20000 events, seed 1, written by `hepfmt convert --cluster-size 2000`
-# (ttree/rntuple zstd-5 with 32000-byte baskets/pages, parquet/feather zstd-3, hdf5 gzip-4, lance
-# and vortex default), timed by `hepfmt measure --modes warm --repetitions 3` per reader with
-# --selection ten=<measure.selections.ten> or all=*. Readers that mark 10 chunks (rdf,
-# ttreereader, pyarrow, RNTuple rdf, lance: 5) give the parts directly (medians over the
-# repetitions); readers that read a file in one go (uproot, awkward, polars, duckdb, h5py, vortex)
-# from a straight line through reads of 4000- and 20000-event files
-# (analysis.measure.timing.fit_fixed_cost), the fixed part split at their open mark.
-READS: dict[tuple[str, str], dict[str, ReadParts]] = {
-    ("rdf", "ttree"): {"ten": ReadParts(0.010, 0.007, 1_650_000),
-                       "all": ReadParts(0.30, 0.67, 4_170)},
-    ("ttreereader", "ttree"): {"ten": ReadParts(0.007, 0.007, 1_680_000),
-                               "all": ReadParts(0.085, 0.62, 5_660)},
-    # getentry and columnar: 2026-11-26, AMD EPYC 2-core VM, same files and commands
-    ("getentry", "ttree"): {"ten": ReadParts(0.017, 0.003, 232_000),
-                            "all": ReadParts(0.84, 0.0008, 12_400)},
-    ("columnar", "ttree"): {"ten": ReadParts(0.010, 0.0001, 4_300_000),
-                            "all": ReadParts(0.098, 0.009, 71_800)},
-    ("columnar", "rntuple"): {"ten": ReadParts(0.026, 0.0017, 1_590_000),
-                              "all": ReadParts(0.024, 0.0041, 48_900)},
-    ("uproot", "ttree"): {"ten": ReadParts(0.26, 0.0, 780_000),
-                          "all": ReadParts(0.27, 0.87, 36_500)},
-    ("rdf", "rntuple"): {"ten": ReadParts(0.012, 0.0004, 1_770_000),
-                         "all": ReadParts(0.089, 0.0085, 10_700)},
-    ("uproot", "rntuple"): {"ten": ReadParts(0.0005, 1.70, 80_500),
-                            "all": ReadParts(0.0007, 1.41, 3_790)},
-    ("pyarrow", "parquet"): {"ten": ReadParts(0.016, 0.0002, 2_260_000),
-                             "all": ReadParts(0.012, 0.0, 29_200)},
-    ("awkward", "parquet"): {"ten": ReadParts(0.0, 0.061, 1_120_000),
-                             "all": ReadParts(0.0, 0.108, 31_100)},
-    ("polars", "parquet"): {"ten": ReadParts(0.0, 0.0041, 1_660_000),
-                            "all": ReadParts(0.0, 0.013, 64_800)},
-    ("duckdb", "parquet"): {"ten": ReadParts(0.017, 0.006, 347_000),
-                            "all": ReadParts(0.044, 0.061, 42_100)},
-    ("pyarrow", "feather"): {"ten": ReadParts(0.0012, 0.0002, 2_690_000),
-                             "all": ReadParts(0.0021, 0.0, 53_600)},
-    ("h5py", "hdf5"): {"ten": ReadParts(0.0002, 0.0014, 1_960_000),
-                       "all": ReadParts(0.0004, 0.171, 56_900)},
-    ("lance", "lance"): {"ten": ReadParts(0.012, 0.0038, 6_650_000),
-                         "all": ReadParts(0.013, 0.21, 122_900)},
-    ("vortex", "vortex"): {"ten": ReadParts(0.0017, 0.0007, 2_410_000),
-                           "all": ReadParts(0.0038, 0.0, 65_800)},
-}
-# Per measurement job: the CLI, the zip-bytes child that opens the file, provenance: 4 readers
-# of one Parquet file in one job took 3.0 s less than in 4 jobs, 3 of one TTree 3.2 s less.
-# (Measured when every job ran that child; in the workflow it now takes the bytes from the
-# size record, so these are upper bounds.)
-FILE_OVERHEAD_S = {"ttree": 1.6, "rntuple": 1.6}
-FILE_OVERHEAD_DEFAULT_S = 1.0
-# Per reader process (imports, ROOT's library load, prepare): one job's wall time minus its
-# timed reads, the proof read (one read) and the job's FILE_OVERHEAD_S.
-START_S: dict[tuple[str, str], float] = {
-    ("rdf", "ttree"): 1.15, ("ttreereader", "ttree"): 1.0, ("uproot", "ttree"): 0.6,
-    ("getentry", "ttree"): 1.0, ("columnar", "ttree"): 1.0, ("columnar", "rntuple"): 1.0,
-    ("rdf", "rntuple"): 1.35, ("uproot", "rntuple"): 1.5,
-    ("pyarrow", "parquet"): 0.4, ("awkward", "parquet"): 0.3, ("polars", "parquet"): 0.6,
-    ("duckdb", "parquet"): 0.5, ("pyarrow", "feather"): 0.3, ("h5py", "hdf5"): 0.05,
-    ("lance", "lance"): 0.9, ("vortex", "vortex"): 1.5,
-}
-
-
-@dataclass(frozen=True)
-class WriteParts:
-    """``hepfmt convert`` of one file: a fixed part (start-up, open, close) plus events at a
-    steady rate, with the codec of ``variant`` (a slower codec adds :data:`CODEC_MB_PER_S`)."""
-
-    fixed_s: float
-    events_per_s: float
-    variant: str
-
-
-# Wall time of `hepfmt convert --cluster-size 2000` of the 4000- and 20000-event DYJetsToLL
-# samples (a straight line through the two), with the config/default.yaml writer options.
-WRITES = {
-    "ttree": WriteParts(2.85, 2_585, "zstd-5"),
-    "rntuple": WriteParts(2.82, 3_840, "zstd-5"),
-    "parquet": WriteParts(0.56, 10_400, "zstd-3"),
-    "feather": WriteParts(0.42, 12_500, "zstd-3"),
-    "hdf5": WriteParts(1.33, 6_450, "gzip-4"),
-    "lance": WriteParts(0.67, 8_700, "default"),
-    "vortex": WriteParts(1.64, 27_000, "default"),
-}
+# How the parts in the adapters were measured (each reader's ``cost``, each format's
+# ``write_cost`` and ``file_overhead_s``):
+# * reads: DYJetsToLL, 20000 events, seed 1, written by `hepfmt convert --cluster-size 2000`
+#   (ttree/rntuple zstd-5 with 32000-byte baskets/pages, parquet/feather zstd-3, hdf5 gzip-4,
+#   lance and vortex default), timed by `hepfmt measure --modes warm --repetitions 3` per reader
+#   with --selection ten=<measure.selections.ten> or all=*. Readers that mark 10 chunks (rdf,
+#   ttreereader, pyarrow, RNTuple rdf, lance: 5) give the parts directly (medians over the
+#   repetitions); readers that read a file in one go (uproot, awkward, polars, duckdb, h5py,
+#   vortex) from a straight line through reads of 4000- and 20000-event files
+#   (analysis.measure.timing.fit_fixed_cost), the fixed part split at their open mark;
+# * a reader's start_s, per reader process (imports, ROOT's library load, prepare): one job's
+#   wall time minus its timed reads, the proof read (one read) and the job's file overhead;
+# * a format's file_overhead_s, per measurement job (the CLI, the zip-bytes child that opens
+#   the file, provenance): 4 readers of one Parquet file in one job took 3.0 s less than in 4
+#   jobs, 3 of one TTree 3.2 s less (measured when every job ran that child; in the workflow
+#   it now takes the bytes from the size record, so these are upper bounds);
+# * writes: wall time of `hepfmt convert --cluster-size 2000` of the 4000- and 20000-event
+#   DYJetsToLL samples (a straight line through the two), with the config/default.yaml writer
+#   options.
+#: A job's own overhead where it reads no one file (a pair job, a metadata file).
+FILE_OVERHEAD_DEFAULT_S = DEFAULT_FILE_OVERHEAD_S
 #: Slow codecs add their own time, in MB of naive data per second (level-independent upper
 #: bounds from earlier runs: lzma-9 3.7 MB/s, gzip-6 15, zlib-1 60, brotli-5 46); lz4, zstd and
 #: snappy are lost in the writers' own time.
@@ -201,7 +132,7 @@ def branch_count(config: Mapping, sample: str | None = None) -> int:
         if schema is not None:
             return len(schema.branches)
     path = config.get("model") or config.get("schema")
-    return _branches_in(str(path)) if path and "://" not in str(path) else NANOAOD_BRANCHES
+    return _branches_in(str(path)) if path and not is_url(path) else NANOAOD_BRANCHES
 
 
 def basis(config: Mapping) -> str:
@@ -211,7 +142,7 @@ def basis(config: Mapping) -> str:
     for sample, s in config["samples"].items():
         if "file" not in s:
             where = f"generated from {Path(config.get('model') or 'the built-in model').name}"
-        elif "://" in str(s["file"]):
+        elif is_url(s["file"]):
             where = f"remote {s['file']}, not opened: {IMPORTED_EVENTS:,} events assumed"
         else:
             where = f"read from {s['file']}"
@@ -235,7 +166,7 @@ def _file_entries(path: str, tree: str) -> int:
     from analysis.errors import HepfmtError
     from analysis.samples.inputs import open_input
 
-    if "://" in path:
+    if is_url(path):
         return IMPORTED_EVENTS
     try:
         return open_input(path, tree).num_entries
@@ -246,17 +177,20 @@ def _file_entries(path: str, tree: str) -> int:
 # --- reads --------------------------------------------------------------------------------
 
 
-def _slowest(parts: dict, at_events: int = 1_000_000):
-    return max(parts, key=lambda k: parts[k]["all"].seconds(at_events))
+def _measured(adapter: str) -> list[ReadCost]:
+    return [r.cost for r in formats.get(adapter).readers.values() if r.cost] \
+        if adapter in formats.names() else []
 
 
-def read_parts(reader: str, adapter: str) -> dict[str, ReadParts]:
-    """The measured parts, else (a reader or format not measured here) those of the slowest
-    reader of the same format, else of the slowest reader measured: an estimate errs long."""
-    if (reader, adapter) in READS:
-        return READS[(reader, adapter)]
-    same = {k: v for k, v in READS.items() if k[1] == adapter}
-    return READS[_slowest(same or READS)]
+def read_cost(reader: str, adapter: str) -> ReadCost:
+    """The adapter's measured cost of the reader, else (a reader or format not measured here)
+    that of the slowest reader of the same format, else of the slowest reader measured: an
+    estimate errs long."""
+    r = formats.get(adapter).readers.get(reader) if adapter in formats.names() else None
+    if r is not None and r.cost is not None:
+        return r.cost
+    pool = _measured(adapter) or [c for n in formats.names() for c in _measured(n)]
+    return max(pool, key=lambda c: c.all.seconds(1_000_000))
 
 
 def _between(a: float, b: float, frac: float) -> float:
@@ -266,8 +200,8 @@ def _between(a: float, b: float, frac: float) -> float:
 def read_seconds(reader: str, adapter: str, n_events: int, selected: int) -> float:
     """One pass reading ``selected`` branches: the "ten" and "all" parts interpolated linearly
     in the branch count (per-event time and fixed parts alike), below ten scaled down."""
-    p = read_parts(reader, adapter)
-    ten, full = p["ten"].seconds(n_events), p["all"].seconds(n_events)
+    p = read_cost(reader, adapter)
+    ten, full = p.ten.seconds(n_events), p.all.seconds(n_events)
     if selected <= TEN:
         return ten * selected / TEN
     return _between(ten, full, (selected - TEN) / (NANOAOD_BRANCHES - TEN))
@@ -313,10 +247,10 @@ def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> Me
     widths = selection_widths(config, spec.sample)
     n_modes = len(study.read_modes(dict(config)))
     processes = len(study.thread_counts(dict(config)))
-    start = FILE_OVERHEAD_S.get(spec.adapter, FILE_OVERHEAD_DEFAULT_S)
+    start = formats.get(spec.adapter).file_overhead_s
     prime = timed = 0.0
     for reader in readers:
-        start += processes * START_S.get((reader, spec.adapter), max(START_S.values()))
+        start += processes * read_cost(reader, spec.adapter).start_s
         prime += processes * read_seconds(reader, spec.adapter, n_events, min(widths))
         for width in widths:
             t = read_seconds(reader, spec.adapter, n_events, width)
@@ -335,7 +269,7 @@ def pair_job(config: Mapping, job: study.PairJob) -> MeasureCost:
                      strict=True))[job.selection]
     sides = list(zip((job.ttree, job.parquet), job.pair.sides, strict=True))
     start = FILE_OVERHEAD_DEFAULT_S + s["rounds"] * sum(
-        START_S.get((side.reader, f.adapter), max(START_S.values())) for f, side in sides)
+        read_cost(side.reader, f.adapter).start_s for f, side in sides)
     pair_s = sum(read_seconds(side.reader, f.adapter, n_events, width) for f, side in sides)
     per_round = max(1, math.ceil(s["min_repetitions"] / s["rounds"]))
     timed = s["rounds"] * (1 + per_round) * pair_s
@@ -353,9 +287,16 @@ def proof_seconds(config: Mapping, spec: study.FileSpec, readers: list[str]) -> 
 # --- writes -------------------------------------------------------------------------------
 
 
+def _write_cost(adapter: str) -> WriteParts:
+    """The adapter's measured write, else the slowest writer's."""
+    known = [formats.get(n).write_cost for n in formats.names() if formats.get(n).write_cost]
+    w = formats.get(adapter).write_cost if adapter in formats.names() else None
+    return w or min(known, key=lambda p: p.events_per_s)
+
+
 def write_seconds(adapter: str, variant: str, n_events: int, n_branches: int) -> float:
     """``hepfmt convert`` of one file; a format not measured costs as the slowest writer."""
-    w = WRITES.get(adapter) or min(WRITES.values(), key=lambda p: p.events_per_s)
+    w = _write_cost(adapter)
     values = n_events * n_branches
     codec = Variant.of(variant).algorithm
     slow = 0.0 if codec == Variant.of(w.variant).algorithm else \
@@ -410,7 +351,7 @@ def metadata_seconds(config: Mapping) -> float:
         columns = f.columns or branch_count(config)
         rows = sample_events(config, sample) if sample else m["row_groups"] * m["rows_per_group"]
         fmt = Layout.parse(f.layout).format
-        total += write_seconds(fmt, WRITES.get(fmt, WRITES["ttree"]).variant, rows, columns)
+        total += write_seconds(fmt, _write_cost(fmt).variant, rows, columns)
         total += FILE_OVERHEAD_DEFAULT_S
         for impl in metagrid.implementations(dict(config), f):
             decode = 2 * columns * METADATA_US_PER_COLUMN.get(impl, 300) / 1e6

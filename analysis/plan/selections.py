@@ -27,6 +27,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError, InputError
+from analysis.formats.base import is_url
 
 if TYPE_CHECKING:
     from analysis.samples.schema import Schema
@@ -128,7 +129,7 @@ def sample_schema(config: Mapping, sample: str) -> Schema | None:
     if "file" not in s:
         return _model_schema(config.get("model") or None)
     path = s["file"]
-    if "://" in path:
+    if is_url(path):
         return None
     st = os.stat(path)
     try:

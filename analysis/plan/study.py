@@ -108,6 +108,12 @@ def readers(config: dict, name: str) -> list[str]:
     return list(named) if named else list(formats.get(adapter(config, name)).readers)
 
 
+def storage_readers(config: dict, name: str) -> list[str]:
+    """The readers the ``storage`` target times on format ``name``: those its adapter marks
+    ``on_storage`` (empty: the format is not read on storage profiles)."""
+    return [r.name for r in formats.get(adapter(config, name)).readers.values() if r.on_storage]
+
+
 def thread_counts(config: dict) -> list[int]:
     """Reader threads to time: one count, or a sweep (``measure.threads: [1, 2]``)."""
     t = config.get("measure", {}).get("threads", 1)

@@ -19,8 +19,6 @@ from analysis.samples.source import open_source, read_source_meta
 pytestmark = pytest.mark.filterwarnings("ignore:no keys recovered:RuntimeWarning")
 
 READERS = [(f, r) for f in formats.names() for r in formats.get(f).readers]
-#: The plainest variant of each format (Vortex has no "none").
-PLAIN = {"vortex": "default"}
 
 
 def _ext(fmt: str) -> str:
@@ -41,7 +39,7 @@ def bad_files(written, tmp_path_factory) -> dict[tuple[str, str], Path]:
     garbage.write_bytes(os.urandom(4096))
     files = {}
     for fmt in formats.names():
-        good = written(fmt, PLAIN.get(fmt, "none"))
+        good = written(fmt, formats.get(fmt).plain)
         files[fmt, "truncated"] = _truncated(good, d / f"truncated-{fmt}.{_ext(fmt)}")
         files[fmt, "missing"] = d / f"missing-{fmt}.{_ext(fmt)}"
         files[fmt, "garbage"] = garbage
@@ -79,7 +77,7 @@ def test_missing_branch_is_input_error(written, fmt, reader):
     """A selection naming a branch the file lacks must say which branch."""
     r = formats.get(fmt).readers[reader]
     r.prepare(1)
-    path = str(written(fmt, PLAIN.get(fmt, "none")))
+    path = str(written(fmt, formats.get(fmt).plain))
     with pytest.raises(InputError) as exc:
         r.read(path, ["nJet", "Jet_pt", "Jet_nosuchthing"])
     assert "Jet_nosuchthing" in str(exc.value)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import N_EVENTS
+from conftest import N_EVENTS, compressed_variant
 
 from analysis import formats
 from analysis.formats.base import Marks
 
-VARIANT = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3", "feather": "lz4",
-           "hdf5": "gzip-4", "lance": "default", "vortex": "default"}
+VARIANT = {f: compressed_variant(f) for f in formats.names()}
 SCANS = [(f, r) for f in VARIANT for r in formats.get(f).readers]
 #: readers whose marks follow the file's clusters ([250, 250, 100]); the others decode the
 #: file in one call, by column (HDF5) or in batches of their own size (Lance, Vortex)

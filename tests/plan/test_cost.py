@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from analysis import formats
 from analysis.cli import main
+from analysis.formats.base import ReadCost, ReadParts
 from analysis.plan import config as cfg
 from analysis.plan import cost, resources, study
 
@@ -28,20 +30,28 @@ def _tiny() -> dict:
     })
 
 
-def _pass(p: cost.ReadParts, n: int) -> float:
+def _cost(reader: str, adapter: str) -> ReadCost:
+    """The cost the adapter states for its reader (the registry's own)."""
+    c = formats.get(adapter).readers[reader].cost
+    assert c is not None
+    return c
+
+
+def _pass(p: ReadParts, n: int) -> float:
     return p.open_s + p.setup_s + n / p.events_per_s
 
 
 def test_a_tiny_study_costs_the_sum_of_its_parts() -> None:
     c = _tiny()
     n, width = 1000, cost.NANOAOD_BRANCHES
-    ten, full = (_pass(cost.READS[("pyarrow", "parquet")][k], n) for k in ("ten", "all"))
+    pyarrow = _cost("pyarrow", "parquet")
+    ten, full = _pass(pyarrow.ten, n), _pass(pyarrow.all, n)
     # both reads take well under budget_s / 5 = 0.2 s: 5 repetitions each, one mode
     assert ten < 0.2 and full < 0.2
-    start = cost.FILE_OVERHEAD_DEFAULT_S + cost.START_S[("pyarrow", "parquet")]
+    start = formats.get("parquet").file_overhead_s + pyarrow.start_s
     proof = full  # at convert: the reader's read of every branch
     reads = start + ten + 5 * ten + 5 * full  # the priming scan of the smallest selection
-    w = cost.WRITES["parquet"]
+    w = formats.get("parquet").write_cost
     write = proof + w.fixed_s + n / w.events_per_s  # zstd, as measured: no codec on top
     generate = cost.GENERATE.fixed_s + n / cost.GENERATE.events_per_s
     tabulate = cost.TABULATE_START_S + 2 / cost.TABULATE_RECORDS_PER_S
@@ -71,19 +81,20 @@ def test_repetitions_are_bounded_by_the_budget_within_min_and_max() -> None:
 
 
 def test_a_read_interpolates_between_ten_branches_and_all() -> None:
-    p = cost.READS[("rdf", "ttree")]
-    assert cost.read_seconds("rdf", "ttree", 5000, 10) == pytest.approx(_pass(p["ten"], 5000))
-    assert cost.read_seconds("rdf", "ttree", 5000, 1499) == pytest.approx(_pass(p["all"], 5000))
+    p = _cost("rdf", "ttree")
+    assert cost.read_seconds("rdf", "ttree", 5000, 10) == pytest.approx(_pass(p.ten, 5000))
+    assert cost.read_seconds("rdf", "ttree", 5000, 1499) == pytest.approx(_pass(p.all, 5000))
     mid = cost.read_seconds("rdf", "ttree", 5000, 700)
-    assert _pass(p["ten"], 5000) < mid < _pass(p["all"], 5000)
+    assert _pass(p.ten, 5000) < mid < _pass(p.all, 5000)
 
 
 def test_a_reader_not_measured_costs_as_the_slowest_of_its_format() -> None:
-    slowest = max((k for k in cost.READS if k[1] == "ttree"),
-                  key=lambda k: cost.READS[k]["all"].seconds(1_000_000))
-    assert cost.read_parts("nosuchreader", "ttree") == cost.READS[slowest]
-    assert cost.read_parts("x", "nosuchformat")["all"].seconds(10**6) == max(
-        p["all"].seconds(10**6) for p in cost.READS.values())
+    ttree = [r.cost for r in formats.get("ttree").readers.values() if r.cost]
+    slowest = max(ttree, key=lambda c: c.all.seconds(1_000_000))
+    assert cost.read_cost("nosuchreader", "ttree") == slowest
+    every = [r.cost for n in formats.names() for r in formats.get(n).readers.values() if r.cost]
+    assert cost.read_cost("x", "nosuchformat").all.seconds(10**6) == max(
+        c.all.seconds(10**6) for c in every)
 
 
 def test_slow_codecs_and_thread_sweeps_cost_more() -> None:
@@ -109,7 +120,7 @@ def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
              + cost.read_seconds("pyarrow", "parquet", n, width))
     got = cost.pair_job(c, job)
     assert got.start_s == pytest.approx(cost.FILE_OVERHEAD_DEFAULT_S + s["rounds"] * (
-        cost.START_S[("rdf", "ttree")] + cost.START_S[("pyarrow", "parquet")]))
+        _cost("rdf", "ttree").start_s + _cost("pyarrow", "parquet").start_s))
     per_round = math.ceil(s["min_repetitions"] / s["rounds"])
     assert got.timed_s == pytest.approx(s["rounds"] * (1 + per_round) * reads)
     c["compare"]["rounds"] += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from analysis import formats
 from analysis.plan import config as cfg
 from analysis.plan import cost
 from analysis.plan import resources as r
@@ -35,7 +36,7 @@ def test_ttree_writes_take_longer_than_parquet_and_scale_with_events_and_branche
     pq = r.convert("parquet", "zstd-3", 1_000_000, 1_000, 1499)
     assert tt.runtime > 2 * pq.runtime
     # the measured parts, the batch job's start-up and ×3 headroom
-    w = cost.WRITES["ttree"]
+    w = formats.get("ttree").write_cost
     assert tt.cpu_s == pytest.approx(w.fixed_s + 1_000_000 / w.events_per_s)
     assert tt.runtime == math.ceil(r.TIME_SAFETY * (r.JOB_START_S + tt.cpu_s) / 60)
     assert r.convert("ttree", "zstd-5", 4_000_000, 1_000, 1499).runtime > 3 * tt.runtime

@@ -1,17 +1,12 @@
 # Reads on storage profiles (the `storage` target, not part of `all`; README "Storage
 # profiles"): on this VM the disk is cached by the host, so cold equals warm; here each file is
 # read from the page cache, from an emulated throttled disk (cold, verified) and from an XRootD
-# server behind a latency/bandwidth proxy, as measure.storage lists. Files: the TTree, RNTuple
-# and Parquet zstd files of every measure.samples sample at the largest measured cluster size;
-# readers: the compare readers (rdf, pyarrow), TTreeReader and uproot, and polars and DuckDB
-# (which read a URL through fsspec). Its table and figure carry the storage reads' own
-# provenance. Each job first undoes what killed storage jobs left
-# (analysis/measure/storage/ledger.py).
-STORAGE_READERS = {
-    "ttree": "rdf,ttreereader,uproot",
-    "rntuple": "rdf,uproot",
-    "parquet": "pyarrow,polars,duckdb",
-}
+# server behind a latency/bandwidth proxy, as measure.storage lists. Files: the zstd files of
+# every format with readers marked on_storage by its adapter, of every measure.samples sample
+# at the largest measured cluster size; readers: those (the compare readers rdf and pyarrow,
+# TTreeReader and uproot, and polars and DuckDB, which read a URL through fsspec). Its table
+# and figure carry the storage reads' own provenance. Each job first undoes what killed storage
+# jobs left (analysis/measure/storage/ledger.py).
 STORAGE_FIGURES = [
     paths.figure(RESULTS, "storage", figures.FAMILIES["storage"].stem, ext)
     for ext in style.FILE_FORMATS
@@ -19,7 +14,7 @@ STORAGE_FIGURES = [
 STORAGE_FILES = [
     f
     for f in FILES
-    if f.format in STORAGE_READERS
+    if study.storage_readers(config, f.format)
     and f.variant.startswith("zstd")
     and f.sample in study.measure_samples(config)
     and f.cluster_size
@@ -44,7 +39,7 @@ rule storage_read:
         mem_mb=4000,
         runtime=lambda wc: max(10, config["measure"]["timeout_s"] // 60),
     params:
-        readers=lambda wc: STORAGE_READERS[wc.format],
+        readers=lambda wc: ",".join(study.storage_readers(config, wc.format)),
         adapter=lambda wc: study.adapter(config, wc.format),
         selections=lambda wc: commands.selections(config, wc.sample),
         profiles=",".join(config["measure"]["storage"]),

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,11 +44,15 @@ from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
     COLUMNAR,
     EVENT_LOOP,
+    BareFn,
     Blocks,
     Format,
     Layout,
     Marks,
+    ReadCost,
     Reader,
+    ReadParts,
+    WriteParts,
     awkward_checksums,
     check_layout,
     is_url,
@@ -238,7 +243,24 @@ def _cluster_ends(path: str, mtime_ns: int, size: int) -> list[int]:
     return [int(e) for e in _compiled("cluster_ends", "ROOT", path)]
 
 
-def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP) -> Reader:
+def _bare_compiled(loop: str) -> BareFn:
+    """The compiled loop itself, called straight from Python: no marks kept, no clusters."""
+
+    def call(path: str, branches: list[str], threads: int) -> object:
+        return getattr(root(READERS).hepfmt, f"{loop}_scan")(path, TREE, branches, [])
+
+    return call
+
+
+def _bare_uproot(path: str, branches: list[str], threads: int) -> object:
+    import uproot
+
+    with uproot.open(path) as f:
+        return f[TREE].arrays(branches)
+
+
+def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP,
+                    **facts: object) -> Reader:
     """A compiled loop as a reader: ``<loop>_checksums`` proves it, ``<loop>_scan`` times it
     and hands back its marks, taken on steady_clock (the clock of time.perf_counter)."""
 
@@ -258,12 +280,14 @@ def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP) 
             marks.chunk(int(entries), at)
         return int(got[-2]) if len(got) > 1 else 0
 
-    return Reader(name, "root", _prepare_rdf, read, scan, kind)
+    return Reader(name, "root", _prepare_rdf, read, scan, kind, url_scheme="root", **facts)
 
 
 #: ROOT's columnar reading, one column at a time: TTree baskets through the bulk API (flat
 #: branches) and TBranch::GetBasket (jagged ones), RNTuple fields through RBulkValues.
-COLUMNAR_READER = compiled_reader("columnar", "columnar", "ROOT's basket/bulk API", COLUMNAR)
+COLUMNAR_READER = compiled_reader(
+    "columnar", "columnar", "ROOT's basket/bulk API", COLUMNAR,
+    cost=ReadCost(1.0, ReadParts(0.010, 0.0001, 4_300_000), ReadParts(0.098, 0.009, 71_800)))
 
 
 def _refuse_offset_map(path: str, tree, version: str) -> None:
@@ -320,16 +344,33 @@ def _unverifiable(options: dict) -> str | None:
             "back exactly")
 
 
+#: uproot and RDataFrame's loop, which the TTree and the RNTuple share
+UPROOT = Reader("uproot", "uproot", _prepare_uproot, _read_uproot, _scan_uproot,
+                bare=_bare_uproot, url_scheme="root", on_storage=True)
+RDF = compiled_reader("rdf", "rdf", "RDataFrame", bare=_bare_compiled("rdf"), on_storage=True)
+
+
 FORMAT = Format(
     algorithms=frozenset(ROOT_ALGORITHMS), levels=ROOT_LEVELS, dictionary=False,
     write=write, describe=describe,
     options=frozenset({"basket_size", "basket_policy", "store_offsets", "writer"}),
     verifier="getentry", unverifiable=_unverifiable, blocks=blocks,
+    # costs: analysis/plan/cost.py says how they were measured
     readers={
-        "rdf": compiled_reader("rdf", "rdf", "RDataFrame"),
-        "ttreereader": compiled_reader("ttreereader", "ttreereader", "TTreeReader"),
-        "getentry": compiled_reader("getentry", "getentry", "TTree::GetEntry"),
+        "rdf": replace(RDF, cost=ReadCost(1.15, ReadParts(0.010, 0.007, 1_650_000),
+                                          ReadParts(0.30, 0.67, 4_170))),
+        "ttreereader": compiled_reader(
+            "ttreereader", "ttreereader", "TTreeReader", bare=_bare_compiled("ttreereader"),
+            on_storage=True, cost=ReadCost(1.0, ReadParts(0.007, 0.007, 1_680_000),
+                                           ReadParts(0.085, 0.62, 5_660))),
+        "getentry": compiled_reader(
+            "getentry", "getentry", "TTree::GetEntry", bare=_bare_compiled("getentry"),
+            cost=ReadCost(1.0, ReadParts(0.017, 0.003, 232_000),
+                          ReadParts(0.84, 0.0008, 12_400))),
         "columnar": COLUMNAR_READER,
-        "uproot": Reader("uproot", "uproot", _prepare_uproot, _read_uproot, _scan_uproot),
+        "uproot": replace(UPROOT, cost=ReadCost(0.6, ReadParts(0.26, 0.0, 780_000),
+                                                ReadParts(0.27, 0.87, 36_500))),
     },
+    write_cost=WriteParts(2.85, 2_585, "zstd-5"), file_overhead_s=1.6,
+    test_variants=("none", "zstd-5", "lz4-4"),
 )
