@@ -8,6 +8,8 @@
 #   make test   create .venv and run the test suite (lint: ruff, the import contracts, snakefmt and
 #               snakemake --lint; pytest);
 #               .ci/run calls exactly this
+# Both set up the machine's services where missing (tools/services.sh: SLURM for the tests,
+# XRootD and toxiproxy for the storage profiles; root and apt-get needed, else their tests skip).
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
 # Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
 # TARGETS (Snakemake targets of run / dryrun / report), REPORT (the report's path).
@@ -19,8 +21,9 @@ CONFIG ?= config/default.yaml
 TARGETS ?= all metadata
 REPORT ?= results/report.html
 BIN := $(VENV)/bin
-# Jobs run `hepfmt` from PATH: the venv comes first, as `source .venv/bin/activate` would do.
-RUN := PATH="$(abspath $(BIN)):$$PATH"
+# Jobs run `hepfmt` from PATH: the venv comes first, as `source .venv/bin/activate` would do
+# (and Debian's daemon directories last: the SLURM and XRootD tests start daemons).
+RUN := PATH="$(abspath $(BIN)):$$PATH:/usr/sbin:/sbin"
 STAMP := $(VENV)/.hepfmt-installed
 
 .PHONY: run report reference bench test lint dryrun clean-results
@@ -42,6 +45,12 @@ $(QUIET_CONDOR): $(STAMP)
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "hepfmt-quiet-condor.pth").write_text("import warnings; warnings.filterwarnings(\"ignore\", message=\"The environment variable CONDOR_CONFIG is unset\", category=UserWarning)\n")'
 	touch $@
 
+# The services, once per .venv (delete the stamp to try again, e.g. after becoming root).
+SERVICES := $(VENV)/.hepfmt-services
+$(SERVICES): $(STAMP)
+	tools/services.sh $(VENV) slurm xrootd toxiproxy
+	touch $@
+
 # A killed run resumes with the same command: --rerun-incomplete redoes the jobs it cut short;
 # --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
 # with a lock that dies with its process, where Snakemake's would need --unlock after a kill.
@@ -51,7 +60,7 @@ RESUME := --rerun-incomplete --nolock
 # minutes on a multi-MB value; check-config refuses those in one line naming the file or key.
 CHECK := $(BIN)/hepfmt check-config $(CONFIG)
 
-run: $(STAMP) $(QUIET_CONDOR)
+run: $(STAMP) $(QUIET_CONDOR) $(SERVICES)
 	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) $(RESUME) --configfile $(CONFIG)
 
@@ -91,7 +100,7 @@ reference:
 		cp results/metadata/plots/*.png $$ref/metadata/plots/; fi && \
 	echo "make reference: $$ref"
 
-dryrun: $(STAMP) $(QUIET_CONDOR)
+dryrun: $(STAMP) $(QUIET_CONDOR) $(SERVICES)
 	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --dry-run --configfile $(CONFIG)
 
@@ -101,8 +110,9 @@ lint: $(STAMP) $(QUIET_CONDOR)
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint --cores 1
 
-test: lint
-	$(RUN) $(BIN)/python -m pytest
+# A SLURM installed here must run, not skip (HEPFMT_REQUIRE_SLURM).
+test: lint $(SERVICES)
+	$(RUN) HEPFMT_REQUIRE_SLURM=$$(test -f $(VENV)/.hepfmt-slurm && echo 1) $(BIN)/python -m pytest
 
 clean-results:
 	rm -rf results/sources results/files results/sizes results/measurements results/tables \
