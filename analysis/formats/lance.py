@@ -35,6 +35,7 @@ import pyarrow as pa
 from analysis.atomic import atomic_path
 from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
+from analysis.formats import protobuf
 from analysis.formats.base import (
     Format,
     Layout,
@@ -122,39 +123,6 @@ def _reader(path: str | Path, columns: list[str] | None = None):
         raise InputError(path, f"not a readable Lance file ({exc})") from exc
 
 
-# A minimal protobuf reader, enough for the page table of Lance's ColumnMetadata: pylance shows
-# each page's buffers and encoding, but not its row count.
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(buf: bytes):
-    """(field number, value) of a protobuf message: ints for varints, bytes otherwise."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        wire = key & 7
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 2:
-            n, pos = _varint(buf, pos)
-            value, pos = buf[pos:pos + n], pos + n
-        elif wire in (1, 5):
-            n = 8 if wire == 1 else 4
-            value, pos = buf[pos:pos + n], pos + n
-        else:
-            raise ValueError(f"protobuf wire type {wire}")
-        yield key >> 3, value
-
-
 def _page_rows(path: str | Path) -> list[list[int]]:
     """Rows of every page of every column: ``ColumnMetadata.pages`` (field 2), each page's
     ``length`` (field 3), located through the footer's column-metadata offset table."""
@@ -172,8 +140,8 @@ def _page_rows(path: str | Path) -> list[list[int]]:
         for i in range(n_columns):
             pos, size = struct.unpack_from("<QQ", tail, table + 16 * i)
             column = tail[pos - meta_start:pos - meta_start + size]
-            pages.append([dict(_fields(page)).get(3, 0)
-                          for field, page in _fields(column) if field == 2])
+            pages.append([dict(protobuf.fields(page)).get(3, 0)
+                          for field, page in protobuf.fields(column) if field == 2])
         return pages
     except (OSError, ValueError, IndexError, struct.error) as exc:
         raise InputError(path, f"unreadable Lance column metadata ({exc})") from exc
