@@ -41,6 +41,7 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in (
     Entry("hdf5", "HDF5", "h5", "analysis.formats.hdf5"),
     Entry("lance", "Lance", "lance", "analysis.formats.lance"),
     Entry("vortex", "Vortex", "vortex", "analysis.formats.vortex"),
+    Entry("orc", "ORC", "orc", "analysis.formats.orc"),
 )}
 
 
