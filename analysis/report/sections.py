@@ -18,7 +18,9 @@ UNVERIFIED_LEGEND = ("† cold-cache eviction not verified: mincore found pages 
 
 
 def _pm(mean: float, std: float, digits: int = 3) -> str:
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+    """``mean ± std``; "–" where there is no mean (a format that states no bytes per branch,
+    such as ORC, has no size without the trigger branches)."""
+    return "–" if pd.isna(mean) else f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
 def _num(value: float, digits: int = 3) -> str:
