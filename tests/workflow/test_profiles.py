@@ -92,11 +92,30 @@ def test_htcondor_plans_every_job_with_the_estimated_resources(study) -> None:
         *(f"figure_{f}" for f in ("size", "ratios", "tradeoff", "groups", "memory"))}
 
 
-def test_slurm_asks_an_exclusive_node_for_measurements_only(study) -> None:
+def _timing_rules() -> set[str]:
+    """The rules that time something: those whose threads are ``timing_threads``."""
+    rules = set()
+    for smk in (PROFILES.parent / "rules").glob("*.smk"):
+        rule = None
+        for line in smk.read_text().splitlines():
+            if line.startswith("rule "):
+                rule = line.split()[1].rstrip(":")
+            elif "threads: timing_threads(" in line and rule:
+                rules.add(rule)
+    return rules
+
+
+def test_slurm_asks_an_exclusive_node_for_every_timing_job_only(study) -> None:
+    timing = _timing_rules()
+    assert {"measure", "pair", "query", "storage_read", "metadata_time"} <= timing
+    profile = yaml.safe_load((PROFILES / "slurm" / "config.yaml").read_text())
+    exclusive_rules = {rule for rule, res in profile["set-resources"].items()
+                       if res.get("slurm_extra") == "'--exclusive'"}
+    assert exclusive_rules == timing
     jobs, groups = dry_run("slurm", study)
     for job in jobs:
         exclusive = job["resources"].get("slurm_extra") == "--exclusive"
-        assert exclusive == (job["rule"] == "measure"), job
+        assert exclusive == (job["rule"] in timing), job
     assert groups.count("write") == len(study[1]["samples"])
 
 
