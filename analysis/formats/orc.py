@@ -136,8 +136,11 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
     schema = schema_of(meta)
     stored: pa.Schema | None = None
     with atomic_path(out) as tmp:
+        # Made in memory, written by Python: ORC C++ ends the process (std::terminate on an
+        # orc::ParseError) when writing to a full disk fails, where Python's write raises ENOSPC.
+        sink = pa.BufferOutputStream()
         try:
-            with orc.ORCWriter(str(tmp), **kw) as w:
+            with orc.ORCWriter(sink, **kw) as w:
                 for table, _ in iter_clusters(source, schema.names, cluster_size):
                     if stored is None:
                         stored = _stored_schema(table.schema)
@@ -146,6 +149,8 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
                          for c, f in zip(table.columns, stored, strict=True)], schema=stored))
         except pa.ArrowException as exc:
             raise VerificationError(out, f"pyarrow could not write it as ORC ({exc})") from exc
+        with open(tmp, "wb") as f:
+            f.write(memoryview(sink.getvalue()))
         d = describe(tmp)
         check_layout(d, out, meta["n_events"], None, len(schema.branches), "stripes")
         if "batch_size" in kw and any(n % cluster_size for n in d.clusters[:-1]):
