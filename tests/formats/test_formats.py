@@ -12,6 +12,7 @@ import pytest
 
 from analysis import formats
 from analysis.codec import Variant
+from analysis.formats import protobuf
 from analysis.formats.base import Marks
 from analysis.formats.parquet import writer_options
 from analysis.samples.source import to_column
@@ -213,15 +214,8 @@ def test_parquet_writer_options():
 # A minimal Thrift compact-protocol reader, enough to walk Parquet page headers: pyarrow
 # exposes no page-level metadata, and data_page_size only shows in the page layout.
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
+#: Thrift's compact protocol writes varints as protobuf does.
+_varint = protobuf.varint
 
 
 def _skip(buf: bytes, pos: int, ttype: int) -> int:

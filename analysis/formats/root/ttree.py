@@ -224,11 +224,13 @@ def _prepare_rdf(threads: int) -> None:
         ROOT.EnableImplicitMT(threads)
 
 
-def _compiled(function: str, library: str, path: str, *args):
+def _compiled(function: str, library: str, path: str, *args, check: bool = True):
     """``hepfmt::<function>(path, tree, *args)`` of the compiled readers, its C++ exceptions
-    turned into an error naming the file."""
+    turned into an error naming the file. ``check=False`` (the timed scan) skips opening the
+    file for its magic: the untimed priming scan's :func:`_cluster_ends` checked it."""
     ROOT = root(READERS)
-    require_root_file(path)
+    if check:
+        require_root_file(path)
     try:
         return getattr(ROOT.hepfmt, function)(str(path), TREE, *args)
     except Exception as exc:  # cppyy turns C++ exceptions into Python ones
@@ -274,7 +276,7 @@ def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP,
         else:
             st = os.stat(path) if Path(path).is_file() else None
             ends = _cluster_ends(path, st.st_mtime_ns, st.st_size) if st else []
-        got = list(_compiled(f"{loop}_scan", library, path, branches, ends))
+        got = list(_compiled(f"{loop}_scan", library, path, branches, ends, check=False))
         marks.opened(got[0])
         for entries, at in zip(got[1::2], got[2::2], strict=True):
             marks.chunk(int(entries), at)
