@@ -40,11 +40,11 @@ def _count_compiled(monkeypatch: pytest.MonkeyPatch, also: list[str] | None = No
     calls: list[str] = []
     real = ttree._compiled
 
-    def count(function, *a):
+    def count(function, *a, **kw):
         calls.append(function)
         if also is not None and "checksums" in function:
             also.append(function)
-        return real(function, *a)
+        return real(function, *a, **kw)
 
     monkeypatch.setattr(ttree, "_compiled", count)
     return calls
