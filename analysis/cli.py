@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from analysis.defaults import default
 from analysis.errors import (
     VERBOSE,
     ConfigError,
@@ -212,8 +213,8 @@ def cmd_measure(a: argparse.Namespace) -> None:
     except ValueError:
         raise UsageError("--threads", f"{a.threads!r} is not N or N,M,...") from None
     measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
-                 _resolved_selections(a), a.modes.split(","), a.repetitions, threads, a.output,
-                 a.timeout, name=a.name, stopping=stopping, size_record=a.size_record)
+                 _resolved_selections(a), a.modes.split(","), stopping, threads, a.output,
+                 a.timeout, name=a.name, size_record=a.size_record)
 
 
 def cmd_pair(a: argparse.Namespace) -> None:
@@ -243,18 +244,21 @@ def cmd_pair(a: argparse.Namespace) -> None:
     measure_pair(spec, a.output)
 
 
-def _stopping_arguments(p: argparse.ArgumentParser, what: str, most: int, fewest: int,
+def _stopping_arguments(p: argparse.ArgumentParser, what: str, section: str,
                         budget_per: str) -> None:
-    """When a timing stops repeating (analysis.measure.timing.Stopping), for ``measure`` and
-    ``pair`` alike: at most ``most`` of ``what``, at least ``fewest``."""
-    p.add_argument("--repetitions", type=int, default=most, help=f"the most {what}")
-    p.add_argument("--min-repetitions", type=int, default=fewest,
-                   help=f"the fewest {what} (at least 3; 6 give a 95%% interval)")
-    p.add_argument("--precision", type=float, default=0.05,
+    """When a timing stops repeating (analysis.measure.timing.Stopping), for ``measure``,
+    ``storage`` and ``pair`` alike, with the defaults of the config schema's ``section``."""
+    p.add_argument("--repetitions", type=int, default=default(f"{section}.repetitions"),
+                   help=f"the most {what} (default: %(default)s)")
+    p.add_argument("--min-repetitions", type=int, default=default(f"{section}.min_repetitions"),
+                   help=f"the fewest {what} (at least 3; 6 give a 95%% interval; "
+                        "default: %(default)s)")
+    p.add_argument("--precision", type=float, default=default(f"{section}.precision"),
                    help="stop repeating once the median's 95%% interval is within this "
-                        "fraction of it")
-    p.add_argument("--budget-s", type=float, default=60.0,
-                   help=f"stop repeating once this many seconds were spent on {budget_per}")
+                        "fraction of it (default: %(default)s)")
+    p.add_argument("--budget-s", type=float, default=default(f"{section}.budget_s"),
+                   help=f"stop repeating once this many seconds were spent on {budget_per} "
+                        "(default: %(default)s)")
 
 
 def _pair_parser(sub) -> None:
@@ -273,20 +277,17 @@ def _pair_parser(sub) -> None:
                        help="its size record from convert (bytes per branch, proofs, digest)")
     q.add_argument("--selection", type=_selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
-    from analysis.measure import timing
-
-    q.add_argument("--rounds", type=int, default=timing.PAIR_ROUNDS,
+    q.add_argument("--rounds", type=int, default=default("compare.rounds"),
                    help="the fewest rounds: fresh processes per side (each gives one first "
                         "read); intervals are taken over rounds")
-    _stopping_arguments(q, "repeat pairs", timing.PAIR_MAX_REPETITIONS,
-                        timing.PAIR_MIN_REPETITIONS, "rounds past --rounds")
-    q.add_argument("--max-load", type=float, default=0.25,
+    _stopping_arguments(q, "repeat pairs", "compare", "rounds past --rounds")
+    q.add_argument("--max-load", type=float, default=default("compare.max_load"),
                    help="discard a pair during which other processes used more than this "
                         "share of the CPUs")
-    q.add_argument("--file-events", type=int, default=1_000_000,
+    q.add_argument("--file-events", type=int, default=default("compare.file_events"),
                    help="the file length whole-file time ratios are stated at")
     q.add_argument("--threads", type=int, default=1)
-    q.add_argument("--timeout", type=float, default=3600.0)
+    q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_pair)
 
@@ -454,11 +455,11 @@ def _metadata_parser(sub) -> None:
     t.add_argument("--layout", required=True, help="the file's record from 'metadata write'")
     t.add_argument("--implementations", required=True, help="comma-separated, e.g. "
                                                              "pyarrow,arrow-rs")
-    t.add_argument("--repetitions", type=int, default=15)
-    t.add_argument("--budget", type=float, default=10.0,
+    t.add_argument("--repetitions", type=int, default=default("metadata.repetitions"))
+    t.add_argument("--budget", type=float, default=default("metadata.time_budget_s"),
                    help="seconds per implementation after which 5 repetitions suffice")
     t.add_argument("--rust-helper", help="record from 'metadata build-helper' (arrow-rs)")
-    t.add_argument("--timeout", type=float, default=3600.0)
+    t.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     t.add_argument("-o", "--output", required=True)
     t.set_defaults(func=cmd_metadata_time)
 
@@ -541,7 +542,7 @@ def _bench_parser(sub) -> None:
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
     o.add_argument("--runs", type=int, default=15, help="alternating runs of each")
     o.add_argument("--threads", type=int, default=1)
-    o.add_argument("--timeout", type=float, default=3600.0)
+    o.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     o.set_defaults(func=cmd_bench_overhead)
     la = bsub.add_parser("layers", help="where a read through ROOT spends its time: each "
                          "reader profiled (perf) by layer, beside the file's codec bound")
@@ -560,7 +561,7 @@ def _bench_parser(sub) -> None:
     st.add_argument("config", help="the study's config file (its results must exist)")
     st.add_argument("--runs", type=int, default=15, help="alternating runs of each")
     st.add_argument("--threads", type=int, default=1)
-    st.add_argument("--timeout", type=float, default=3600.0)
+    st.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     st.add_argument("-o", "--output", help="also write the tables here")
     st.set_defaults(func=cmd_bench_overhead_study)
     rp = bsub.add_parser("reproduce", help="every pair job of a finished run measured twice "
@@ -665,11 +666,12 @@ def _queries_parser(sub) -> None:
                                      "format; with --dask-scheduler, its distributed ones too)")
     q.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
     q.add_argument("--modes", default="cold,warm")
-    q.add_argument("--repetitions", type=int, default=5)
+    q.add_argument("--repetitions", type=int, default=default("measure.repetitions"),
+                   help="timed repetitions per task and cache mode (default: %(default)s)")
     q.add_argument("--threads", type=int, default=1, help="engine threads")
     q.add_argument("--dask-scheduler", help="address of a Dask scheduler (tcp://host:8786) for "
                                             "the engines that run distributed (awkward-dask)")
-    q.add_argument("--timeout", type=float, default=3600.0)
+    q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_query)
 
@@ -728,14 +730,12 @@ def _storage_parser(sub) -> None:
     s.add_argument("--profiles", default="page-cache,hdd",
                    help="comma-separated: page-cache and names of analysis/measure/storage/"
                         "profiles.py (hdd, sata-ssd, network-disk, lan, wan)")
-    s.add_argument("--repetitions", type=int, default=5, help="the most timed repetitions")
-    s.add_argument("--min-repetitions", type=int, default=3)
-    s.add_argument("--precision", type=float, default=0.05)
-    s.add_argument("--budget-s", type=float, default=30.0)
+    _stopping_arguments(s, "timed repetitions per profile, reader and selection", "measure",
+                        "one read")
     s.add_argument("--threads", type=int, default=1, help="reader threads")
     s.add_argument("--workdir", help="where emulated devices keep their images (default: "
                                      "the temporary directory)")
-    s.add_argument("--timeout", type=float, default=3600.0)
+    s.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_storage)
 
@@ -826,9 +826,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
     m.add_argument("--modes", default="cold,warm")
-    _stopping_arguments(m, "timed repetitions per cache mode", 30, 3, "one read and mode")
+    _stopping_arguments(m, "timed repetitions per cache mode", "measure", "one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
-    m.add_argument("--timeout", type=float, default=3600.0)
+    m.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     m.add_argument("--size-record",
                    help="the file's size record from convert: its bytes per branch, and the "
                         "readers proven there, which are then not proven again")

@@ -184,7 +184,7 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
     for left in ledger.reap():
         print(f"could not undo what a killed storage job left: {left}")
     check_profiles(storage_names)
-    stopping = stopping or Stopping(max_repetitions=3)
+    stopping = stopping or Stopping.default()
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")

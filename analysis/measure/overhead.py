@@ -17,6 +17,7 @@ from analysis import formats
 from analysis.formats.base import Marks
 from analysis.measure import isolated
 from analysis.measure.reads import ReadSpec, timed_scan
+from analysis.measure.timing import Stopping, interleaved
 from analysis.samples.source import read_source_meta, schema_of
 
 #: The overhead the harness may add to a read, as a fraction of the bare call.
@@ -36,14 +37,17 @@ def compare(path: str, source: str, adapter: str, reader: str, branches: list[st
     r.prepare(threads)
     r.scan(path, branches, threads, Marks())
     bare(path, branches, threads)
-    harness, plain = [], []
-    for _ in range(runs):
-        harness.append(timed_scan(r, spec)["wall_s"])
+
+    def plain() -> dict:
         t0 = time.perf_counter()
         data = bare(path, branches, threads)
-        plain.append(time.perf_counter() - t0)
+        wall = time.perf_counter() - t0
         del data  # freed after the clock stopped, as the harness frees a scan's
-    h, b = float(np.median(harness)), float(np.median(plain))
+        return {"wall_s": wall}
+
+    reps, _ = interleaved({"harness": lambda: timed_scan(r, spec), "bare": plain},
+                          Stopping.exactly(runs))
+    h, b = (float(np.median([x["wall_s"] for x in reps[k]])) for k in ("harness", "bare"))
     return {"reader": reader, "harness_s": h, "bare_s": b, "overhead": h / b - 1, "runs": runs}
 
 

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from analysis import formats, records
 from analysis.atomic import write_json
+from analysis.defaults import default
 from analysis.errors import (
     HepfmtError,
     InputError,
@@ -64,12 +65,7 @@ from analysis.measure.reads import (
     timed_scan,
     verify_read,
 )
-from analysis.measure.timing import (
-    PAIR_MAX_REPETITIONS,
-    PAIR_MIN_REPETITIONS,
-    PAIR_ROUNDS,
-    Stopping,
-)
+from analysis.measure.timing import Stopping
 from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
 from analysis.samples.source import read_source_meta, schema_of
@@ -103,15 +99,16 @@ class PairSpec:
     parquet: PairSide
     selections: dict[str, list[str]] = field(default_factory=dict)
     threads: int = 1
-    rounds: int = PAIR_ROUNDS  # the fewest
-    precision: float = 0.05
-    budget_s: float = 60.0
-    min_repetitions: int = PAIR_MIN_REPETITIONS  # over the first ``rounds`` rounds
-    max_repetitions: int = PAIR_MAX_REPETITIONS
+    # the defaults are the config schema's ``compare`` section's (analysis.defaults)
+    rounds: int = default("compare.rounds")  # the fewest
+    precision: float = default("compare.precision")
+    budget_s: float = default("compare.budget_s")
+    min_repetitions: int = default("compare.min_repetitions")  # over the first ``rounds``
+    max_repetitions: int = default("compare.repetitions")
     #: a pair whose scans saw other processes use more than this share of the CPUs is discarded
-    max_load: float = 0.25
-    timeout: float = 3600.0
-    file_events: int = 1_000_000  # whole-file time ratios are stated for a file this long
+    max_load: float = default("compare.max_load")
+    timeout: float = default("measure.timeout_s")
+    file_events: int = default("compare.file_events")  # whole-file ratios: a file this long
 
     def stopping(self) -> Stopping:
         return Stopping(self.precision, self.budget_s, self.min_repetitions,

@@ -42,6 +42,7 @@ from analysis.measure.reads import (
     start_read_peak,
     zip_bytes_of,
 )
+from analysis.measure.timing import Stopping, repeat
 from analysis.provenance import collect
 from analysis.queries import tasks as T
 from analysis.queries.reference import compare, summary
@@ -115,8 +116,8 @@ def run_queries(spec: QuerySpec) -> dict:
         checked_run()  # priming run, untimed
         modes: dict[str, list[dict]] = {}
         for mode in sorted(spec.modes, key=lambda m: m != "warm"):  # as reads.py: warm first
-            reps = []
-            for _ in range(spec.repetitions):
+
+            def one(mode: str = mode, task: T.Task = task, expected: T.Hists = expected) -> dict:
                 rep: dict[str, object] = {}
                 if mode == "cold":
                     ev = evict(spec.path)
@@ -127,8 +128,9 @@ def run_queries(spec: QuerySpec) -> dict:
                 rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
                            disk_read_bytes=io_read_bytes() - io0)
                 compare(task, expected, got, what)  # every repetition, outside the timing
-                reps.append(rep)
-            modes[mode] = reps
+                return rep
+
+            modes[mode] = repeat(one, Stopping.exactly(spec.repetitions))[0]
         out[str(task.number)] = {"modes": modes, "baseline_rss_bytes": baseline_rss,
                                  "peak_rss_bytes": read_peak_bytes(rss_method),
                                  "rss_method": rss_method}

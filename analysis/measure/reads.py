@@ -47,6 +47,7 @@ import numpy as np
 
 from analysis import formats, records
 from analysis.atomic import write_json
+from analysis.defaults import default
 from analysis.errors import InputError, VerificationError, exit_with
 from analysis.formats.base import Marks, Reader, is_url
 from analysis.measure import digest as content_digest
@@ -78,10 +79,10 @@ class ReadSpec:
     #: (a plug-in, a test's toy format) is read there too; empty = the registry's
     module: str = ""
     #: stop repeating once the median's 95% interval is within this fraction of it ...
-    precision: float = 0.05
+    precision: float = default("measure.precision")
     #: ... or once this many seconds of repetitions were spent (per mode), after at least
-    min_repetitions: int = 3
-    budget_s: float = 60.0
+    min_repetitions: int = default("measure.min_repetitions")
+    budget_s: float = default("measure.budget_s")
     n_events: int = -1  # entries every scan must read (-1: the source's)
     #: count what each timed scan asked of storage (:func:`storage_counts`): the kernel's and
     #: the reader's view always, a block device's (``/dev/loopN``) and an XRootD server's
@@ -409,17 +410,16 @@ def proven_by(record: dict, reader: str, path: Path) -> str:
 
 def measure_file(path: str | Path, source: str | Path, format_name: str, variant: str,
                  cluster_size: int, readers: list[str], selections: dict[str, list[str] | str],
-                 modes: list[str], repetitions: int, threads: int | list[int], out: str | Path,
-                 timeout: float = 3600.0, name: str | None = None,
-                 stopping: Stopping | None = None, size_record: str | Path | None = None) -> dict:
+                 modes: list[str], stopping: Stopping, threads: int | list[int],
+                 out: str | Path, timeout: float = 3600.0, name: str | None = None,
+                 size_record: str | Path | None = None) -> dict:
     """Measure every requested read of one file; write one JSON, atomically, or nothing.
 
     ``format_name`` is the adapter, ``name`` the config's name of the format; ``threads`` a
     count or a sweep (every read timed at each count, each in its own process);
-    ``repetitions`` the most per mode, fewer once ``stopping`` finds the median sharp;
+    ``stopping`` when each read and mode stops repeating;
     ``size_record`` the file's record from ``convert``: its bytes per branch and its readers'
     proofs (see :func:`proven_by`), so that neither is read from the file again."""
-    stopping = stopping or Stopping(max_repetitions=repetitions)
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from analysis.defaults import default
 from analysis.stats import sharp
 
-#: A pair job's defaults (``hepfmt pair``; ``compare`` in the config schema says the same): its
-#: intervals are taken over rounds of fresh processes, and six rounds give 95%; two repeat
-#: pairs per round; at most 24 repeat pairs in all.
-PAIR_ROUNDS, PAIR_MIN_REPETITIONS, PAIR_MAX_REPETITIONS = 6, 12, 24
+#: The keys of a config section that say when a timing stops (``measure``, ``compare``).
+TIMING_KEYS = ("precision", "budget_s", "min_repetitions", "repetitions")
 
 #: The fewest timed repetitions of an analysis query in each cache mode (``hepfmt query``
 #: makes exactly as many as it is given, ``measure.repetitions`` in the workflow).
@@ -23,33 +23,66 @@ QUERY_MIN_REPETITIONS = 5
 class Stopping:
     """When to stop repeating a timing: once the median is sharp (:func:`sharp`) after at
     least ``min_repetitions``, or when ``budget_s`` of repetitions are spent, or at
-    ``max_repetitions``."""
+    ``max_repetitions``. ``precision`` None never stops early on precision (a fixed count, or
+    a count bounded by the budget only)."""
 
-    precision: float = 0.05
-    budget_s: float = 60.0
-    min_repetitions: int = 3
-    max_repetitions: int = 50
+    precision: float | None
+    budget_s: float
+    min_repetitions: int
+    max_repetitions: int
 
     def __post_init__(self) -> None:
         if not 3 <= self.min_repetitions <= self.max_repetitions:
             raise ValueError(f"need 3 <= min_repetitions ({self.min_repetitions}) <= "
                              f"max_repetitions ({self.max_repetitions})")
-        if self.precision <= 0 or self.budget_s <= 0:
+        if (self.precision is not None and self.precision <= 0) or self.budget_s <= 0:
             raise ValueError("precision and budget_s must be positive")
+
+    @classmethod
+    def of(cls, settings: Mapping) -> Stopping:
+        """From a config section's keys (``measure``, ``compare``, a pairing's overrides)."""
+        return cls(settings["precision"], settings["budget_s"], settings["min_repetitions"],
+                   settings["repetitions"])
+
+    @classmethod
+    def default(cls, section: str = "measure") -> Stopping:
+        """The config schema's policy for ``section``: what a command run alone does."""
+        return cls.of({k: default(f"{section}.{k}") for k in TIMING_KEYS})
+
+    @classmethod
+    def exactly(cls, n: int) -> Stopping:
+        """``n`` repetitions, whatever they take (the queries: every task × mode alike)."""
+        return cls(None, math.inf, n, n)
+
+    def sharp(self, times: list[float]) -> bool:
+        return self.precision is not None and sharp(times, self.precision)
+
+
+def interleaved(calls: Mapping[str, Callable[[], dict]], stop: Stopping,
+                key: str = "wall_s") -> tuple[dict[str, list[dict]], dict]:
+    """Rounds of every call in turn (each a dict with the time ``key``), so that a machine
+    whose speed drifts moves every call alike, until ``stop`` says so for all of them; (the
+    repetitions per call, how it stopped). The one repetition loop of hepfmt: reads, queries,
+    storage reads and the metadata study's decoders all stop by it."""
+    reps: dict[str, list[dict]] = {name: [] for name in calls}
+    start = time.perf_counter()
+    n = 0
+    while n < stop.max_repetitions:
+        for name, one in calls.items():
+            reps[name].append(one())
+        n += 1
+        if n < stop.min_repetitions:
+            continue
+        if all(stop.sharp([r[key] for r in rs]) for rs in reps.values()) or \
+                time.perf_counter() - start >= stop.budget_s:
+            break
+    return reps, {"n_repetitions": n, "precision_target": stop.precision,
+                  "budget_s": stop.budget_s,
+                  "precision_reached": all(stop.sharp([r[key] for r in rs])
+                                           for rs in reps.values())}
 
 
 def repeat(one: Callable[[], dict], stop: Stopping, key: str = "wall_s") -> tuple[list[dict], dict]:
-    """Repetitions of ``one`` (each a dict with the time ``key``) until ``stop`` says so;
-    (repetitions, how it stopped: count and whether the precision was reached)."""
-    reps: list[dict] = []
-    start = time.perf_counter()
-    while len(reps) < stop.max_repetitions:
-        reps.append(one())
-        if len(reps) < stop.min_repetitions:
-            continue
-        if sharp([r[key] for r in reps], stop.precision) or \
-                time.perf_counter() - start >= stop.budget_s:
-            break
-    return reps, {"n_repetitions": len(reps), "precision_target": stop.precision,
-                  "budget_s": stop.budget_s,
-                  "precision_reached": sharp([r[key] for r in reps], stop.precision)}
+    """Repetitions of ``one`` until ``stop`` says so (:func:`interleaved` of one call)."""
+    reps, how = interleaved({"": one}, stop, key)
+    return reps[""], how

@@ -49,6 +49,7 @@ from analysis.errors import HepfmtError, InputError, VerificationError, exit_wit
 from analysis.formats.root.backend import TREE, root
 from analysis.measure import isolated, memcap
 from analysis.measure.pagecache import resident_pages
+from analysis.measure.timing import Stopping, interleaved
 from analysis.provenance import collect
 from analysis.stats import summarize
 
@@ -196,23 +197,26 @@ def _timed(fn: Callable[[], tuple[int, int]]) -> tuple[float, float, tuple[int, 
 
 def repeat(calls: dict[str, Callable[[], tuple[int, int]]], expect: tuple[int, int],
            repetitions: int, budget_s: float, where: str) -> dict[str, dict]:
-    """Time each call (one per mode) alternately; every result must equal ``expect``.
+    """Time each call (one per mode) alternately (:func:`~analysis.measure.timing.interleaved`,
+    at least :data:`MIN_REPETITIONS`, then until ``budget_s`` is spent); every result must
+    equal ``expect``.
 
     Only the calls are timed: anything they need must be bound before (see module doc).
     """
-    out: dict[str, dict] = {m: {"wall_s": [], "cpu_s": []} for m in calls}
-    start = time.perf_counter()
-    for i in range(repetitions):
-        if i >= MIN_REPETITIONS and time.perf_counter() - start > budget_s:
-            break
-        for mode, fn in calls.items():
+
+    def checked(mode: str, fn: Callable[[], tuple[int, int]]) -> Callable[[], dict]:
+        def one() -> dict:
             wall, cpu, got = _timed(fn)
             if tuple(got) != tuple(expect):
                 raise VerificationError(where, f"{mode} decode gave (columns, rows) = {got}, "
                                                f"the file has {expect}")
-            out[mode]["wall_s"].append(wall)
-            out[mode]["cpu_s"].append(cpu)
-    return out
+            return {"wall_s": wall, "cpu_s": cpu}
+        return one
+
+    stop = Stopping(None, budget_s, MIN_REPETITIONS, repetitions)
+    reps, _ = interleaved({m: checked(m, fn) for m, fn in calls.items()}, stop)
+    return {m: {"wall_s": [r["wall_s"] for r in rs], "cpu_s": [r["cpu_s"] for r in rs]}
+            for m, rs in reps.items()}
 
 
 def run_decoder(spec: TimingSpec) -> dict:

@@ -285,7 +285,7 @@ def _repetitions(config: dict) -> None:
                           "each query of the queries target needs (measure.queries: [] for "
                           "none)")
     try:
-        Stopping(m["precision"], m["budget_s"], m["min_repetitions"], m["repetitions"])
+        Stopping.of(m)
     except ValueError as exc:
         raise ConfigError("measure", str(exc)) from None
 
@@ -397,8 +397,7 @@ def _pair_stopping(settings: dict, key: str) -> None:
                           f"{settings['min_repetitions']} is above the {settings['repetitions']} "
                           "repeat pairs at most (repetitions)")
     try:
-        Stopping(settings["precision"], settings["budget_s"], settings["min_repetitions"],
-                 settings["repetitions"])
+        Stopping.of(settings)
     except ValueError as exc:
         raise ConfigError(key, str(exc)) from None
 

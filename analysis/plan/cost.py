@@ -211,8 +211,8 @@ def repetitions(read_s: float, measure: Mapping) -> int:
     """Timed repetitions of one read in one cache mode, at most: until ``budget_s`` is spent,
     between ``min_repetitions`` and ``repetitions`` (an earlier stop, once the median is sharp,
     is not foreseeable)."""
-    lo, hi = measure.get("min_repetitions", 3), measure["repetitions"]
-    by_budget = math.ceil(measure.get("budget_s", 10) / read_s) if read_s > 0 else hi
+    lo, hi = measure["min_repetitions"], measure["repetitions"]
+    by_budget = math.ceil(measure["budget_s"] / read_s) if read_s > 0 else hi
     return max(lo, min(hi, by_budget))
 
 

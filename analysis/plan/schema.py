@@ -4,23 +4,18 @@ the option checks take the per-adapter value rules from its ``$defs``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
-from pathlib import Path
 
 import jsonschema
 import yaml
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+from analysis.defaults import SCHEMA_PATH, schema_text
 
-
-@cache
-def _text() -> str:
-    return SCHEMA_PATH.read_text()
+__all__ = ["SCHEMA_PATH", "key", "load", "validator_class"]
 
 
 def load() -> dict:
     """A fresh copy (validation fills defaults from it, which must not leak between configs)."""
-    return yaml.safe_load(_text())
+    return yaml.safe_load(schema_text())
 
 
 def _integer(checker, instance: object) -> bool:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from analysis import formats
 from analysis.codec import Variant
+from analysis.defaults import default
 from analysis.errors import ConfigError
 from analysis.plan import paths
 
@@ -116,7 +117,7 @@ def storage_readers(config: dict, name: str) -> list[str]:
 
 def thread_counts(config: dict) -> list[int]:
     """Reader threads to time: one count, or a sweep (``measure.threads: [1, 2]``)."""
-    t = config.get("measure", {}).get("threads", 1)
+    t = config.get("measure", {}).get("threads", default("measure.threads"))
     return [t] if isinstance(t, int) else list(t)
 
 
@@ -352,7 +353,7 @@ def proof_plan(config: dict) -> dict[FileSpec, list[str]]:
 
 def file_events(config: dict) -> int:
     """The file length at which whole-file read-time ratios are stated (``compare.file_events``)."""
-    return int(config.get("compare", {}).get("file_events", 1_000_000))
+    return int(config.get("compare", {}).get("file_events", default("compare.file_events")))
 
 
 def measured(config: dict) -> list[FileSpec]:

@@ -12,6 +12,9 @@ import analysis.formats.base as base
 from analysis.formats.root import ttree
 from analysis.measure import reads
 from analysis.measure.reads import ReadBatch, ReadSpec, run_batch
+from analysis.measure.timing import Stopping
+
+THREE = Stopping.exactly(3)  # three timed repetitions per mode
 
 
 def _spec(path, source, fmt: str, reader: str) -> ReadSpec:
@@ -126,7 +129,7 @@ def test_measure_takes_proofs_and_bytes_from_the_size_record(written, source, tm
     ok = {"pyarrow": {"ok": True, "error": None}}
     write_size_record(path, "parquet", "parquet", "zstd-3", 1, source, record, proofs=ok)
     doc = reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
-                             {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                             {"ten": list(SELECTION)}, ["warm"], THREE, 1, tmp_path / "m.json",
                              size_record=record)
     (read,) = doc["reads"]
     assert read["proven_by"] == "convert"
@@ -137,12 +140,12 @@ def test_measure_takes_proofs_and_bytes_from_the_size_record(written, source, tm
     write_size_record(path, "parquet", "parquet", "zstd-3", 1, source, record, proofs=bad)
     with pytest.raises(VerificationError, match="pyarrow failed its proof at convert: 3 br"):
         reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
-                           {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                           {"ten": list(SELECTION)}, ["warm"], THREE, 1, tmp_path / "m.json",
                            size_record=record)
 
     other = json.loads(record.read_text()) | {"file_bytes": 1}
     record.write_text(json.dumps(other))
     with pytest.raises(InputError, match="describes a file of 1 bytes"):
         reads.measure_file(path, source, "parquet", "zstd-3", 1, ["pyarrow"],
-                           {"ten": list(SELECTION)}, ["warm"], 3, 1, tmp_path / "m.json",
+                           {"ten": list(SELECTION)}, ["warm"], THREE, 1, tmp_path / "m.json",
                            size_record=record)

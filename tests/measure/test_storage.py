@@ -520,7 +520,7 @@ def _measure(written, source: Path, fmt: str, variant: str, readers: list[str],
     from analysis.measure.timing import Stopping
 
     return measure_storage(written(fmt, variant), source, fmt, variant, 250, readers,
-                           selections, names, out, Stopping(max_repetitions=3),
+                           selections, names, out, Stopping(0.05, 60.0, 3, 3),
                            workdir=workdir)
 
 

@@ -42,7 +42,7 @@ def test_repeat_stops_when_sharp_at_the_budget_or_at_the_maximum() -> None:
     assert (len(reps), stop["precision_reached"]) == (3, False)
 
     with pytest.raises(ValueError):
-        Stopping(min_repetitions=2)
+        Stopping(0.05, 1.0, 2, 5)
 
 
 def test_parts_of_a_read_with_known_open_setup_and_rate() -> None:

@@ -3,6 +3,8 @@ included), the spec the rule and ``hepfmt bench reproduce`` share, and the confi
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import shlex
 from pathlib import Path
 
@@ -11,7 +13,8 @@ import yaml
 
 from analysis.cli import build_parser
 from analysis.errors import ConfigError
-from analysis.measure import timing
+from analysis.measure.pairs import PairSpec
+from analysis.measure.timing import Stopping
 from analysis.plan import commands, paths, study
 from analysis.plan import config as cfg
 
@@ -96,16 +99,29 @@ def test_overrides_apply_in_order_to_the_jobs_they_match() -> None:
     assert by[(1500, "all")] == {**by[(1500, "ten")], "budget_s": 7, "repetitions": 3}
 
 
-def test_the_defaults_of_the_pair_settings() -> None:
-    """The schema's defaults are ``hepfmt pair``'s (analysis.measure.timing)."""
+def test_every_timing_default_is_the_schemas() -> None:
+    """One set of defaults: a config's ``compare`` and ``measure`` sections as the schema fills
+    them are what ``hepfmt pair`` / ``measure`` / ``storage`` / ``query`` do alone, and the
+    pair record's defaults (analysis.defaults)."""
     c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
                       "cluster_sizes": [5], "formats": {"ttree": {"variants": ["none"]},
                                                         "parquet": {"variants": ["none"]}}})
-    assert {k: c["compare"][k] for k in ("rounds", "repetitions", "min_repetitions",
-                                         "budget_s", "precision", "max_load", "overrides")} == {
-        "rounds": timing.PAIR_ROUNDS, "repetitions": timing.PAIR_MAX_REPETITIONS,
-        "min_repetitions": timing.PAIR_MIN_REPETITIONS, "budget_s": 60,
-        "precision": 0.05, "max_load": 0.25, "overrides": []}
+    commands = next(a for a in build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction)).choices
+    keys = {"repetitions": "repetitions", "min_repetitions": "min_repetitions",
+            "precision": "precision", "budget_s": "budget_s"}
+    for command, section in (("pair", "compare"), ("measure", "measure"),
+                             ("storage", "measure")):
+        got = {k: commands[command].get_default(a) for k, a in keys.items()}
+        assert got == {k: c[section][k] for k in keys}, command
+    assert commands["pair"].get_default("rounds") == c["compare"]["rounds"]
+    assert commands["query"].get_default("repetitions") == c["measure"]["repetitions"]
+    spec = {f.name: f.default for f in dataclasses.fields(PairSpec)}
+    assert (spec["rounds"], spec["min_repetitions"], spec["max_repetitions"], spec["budget_s"],
+            spec["precision"], spec["max_load"]) == tuple(
+        c["compare"][k] for k in ("rounds", "min_repetitions", "repetitions", "budget_s",
+                                  "precision", "max_load"))
+    assert Stopping.default("compare") == PairSpec("x", "s", 5, None, None).stopping()
 
 
 def test_the_default_study_reads_its_slowest_pairs_briefly() -> None:
