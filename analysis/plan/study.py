@@ -224,6 +224,18 @@ def measure_samples(config: dict) -> list[str]:
                                       if not pairs_only(config, s)]
 
 
+def formats_table_files(config: dict) -> tuple[str, dict[FileSpec, list[str]]]:
+    """The files the formats table describes, with their readers: the first measure sample's
+    files at the largest cluster size read there ((sample, {file: readers})); what ``hepfmt
+    bench overhead-study`` times."""
+    sample = measure_samples(config)[0]
+    mine = {f: r for f, r in read_plan(config).items() if f.sample == sample}
+    if not mine:
+        raise ConfigError("measure.samples", f"no file of sample {sample!r} is read-measured")
+    largest = max(f.cluster_size for f in mine)
+    return sample, {f: r for f, r in mine.items() if f.cluster_size == largest}
+
+
 def compare_samples(config: dict) -> list[str]:
     """The samples the pairings are read on: ``compare.samples``, else every sample."""
     return list(config.get("compare", {}).get("samples") or config["samples"])

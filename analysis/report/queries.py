@@ -25,7 +25,7 @@ from analysis.report.documents import (
     write_csv,
     write_doc,
 )
-from analysis.report.tables import all_verified, mean_std, with_labels
+from analysis.report.frames import all_verified, mean_std, with_labels
 
 QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
 #: The baseline of the ratio column: this engine on the first TTree format of the plan.

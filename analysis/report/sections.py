@@ -157,7 +157,7 @@ BOUND_MEANING = ("codec bound: the file's own compressed blocks of the selection
 
 
 def _bound_cells(d: pd.DataFrame) -> dict[str, pd.Series]:
-    """The codec bound's columns of a table with :data:`analysis.report.tables.BOUND_COLUMNS`
+    """The codec bound's columns of a table with :data:`analysis.report.frames.BOUND_COLUMNS`
     (none for records from before the bound)."""
     if "bound_events_per_s_new" not in d or d.bound_events_per_s_new.isna().all():
         return {}
@@ -396,7 +396,7 @@ def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
     """Per selection: time per profile with the cost model's prediction in brackets, then
     requests × mean size per read as the model was given them; the ROOT / Parquet time ratios
     per profile; every skipped profile or read with its reason. ``means``: per-sample medians
-    averaged over samples (:func:`analysis.report.tables.storage_means`)."""
+    averaged over samples (:func:`analysis.report.storage_tables.storage_means`)."""
     out: list[Section] = []
     if not means.empty:
         for sel, part in means.groupby("selection", sort=False):

@@ -14,7 +14,9 @@ import pandas as pd
 import pytest
 from paired_records import plan
 
-from analysis.report.tables import load_reads, steady_throughput, tabulate
+from analysis.report.load import load_reads
+from analysis.report.steady import steady_throughput
+from analysis.report.tables import tabulate
 from analysis.stats import (
     median_interval,
     parts_of,

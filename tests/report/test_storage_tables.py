@@ -18,7 +18,7 @@ import pytest
 from analysis.errors import InputError
 from analysis.plan.config import validate
 from analysis.plan.record import record
-from analysis.report.tables import (
+from analysis.report.storage_tables import (
     load_storage,
     storage_means,
     storage_ratios,

@@ -105,17 +105,22 @@ def _timing_rules() -> set[str]:
     return rules
 
 
-def test_slurm_asks_an_exclusive_node_for_every_timing_job_only(study) -> None:
+#: How each batch profile asks for a whole node: (resource, its value in the profile).
+WHOLE_NODE = {"slurm": ("slurm_extra", "'--exclusive'"),
+              "htcondor": ("requirements", "'TARGET.TotalCpus == MY.RequestCpus'")}
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE_NODE))
+def test_batch_profiles_ask_a_whole_node_for_every_timing_job_only(study, name: str) -> None:
     timing = _timing_rules()
     assert {"measure", "pair", "query", "storage_read", "metadata_time"} <= timing
-    profile = yaml.safe_load((PROFILES / "slurm" / "config.yaml").read_text())
-    exclusive_rules = {rule for rule, res in profile["set-resources"].items()
-                       if res.get("slurm_extra") == "'--exclusive'"}
-    assert exclusive_rules == timing
-    jobs, groups = dry_run("slurm", study)
+    key, value = WHOLE_NODE[name]
+    profile = yaml.safe_load((PROFILES / name / "config.yaml").read_text())
+    whole = {rule for rule, res in profile["set-resources"].items() if res.get(key) == value}
+    assert whole == timing
+    jobs, groups = dry_run(name, study)
     for job in jobs:
-        exclusive = job["resources"].get("slurm_extra") == "--exclusive"
-        assert exclusive == (job["rule"] in timing), job
+        assert (job["resources"].get(key) == value.strip("'")) == (job["rule"] in timing), job
     assert groups.count("write") == len(study[1]["samples"])
 
 

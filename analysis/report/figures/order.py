@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.report import plan_record
 from analysis.report.style import LINESTYLES, PALETTE
 
-#: Sample kinds in the order the tables list them (``tables.KINDS``).
+#: Sample kinds in the order the tables list them (``frames.KINDS``).
 KINDS = ("real", "synthetic")
 
 

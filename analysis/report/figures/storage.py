@@ -8,7 +8,7 @@ where a format's requests and bytes start to cost is only seen on storage that c
 them: an emulated disk (cold, verified) or a server behind a network's round trip. The model
 panel is how a user reads off storage they do not have: where the points sit on the diagonal,
 the counted requests and bytes explain the time. Points are the per-sample medians averaged over
-samples (:func:`analysis.report.tables.storage_means`, as ``storage.md`` shows them).
+samples (:func:`analysis.report.storage_tables.storage_means`, as ``storage.md`` shows them).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from analysis.report import plan_record
 from analysis.report.figures.axes import legend, plain_log, points, unit_line, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, selection_title
+from analysis.report.storage_tables import storage_means
 from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
-from analysis.report.tables import storage_means
 
 PAGE_CACHE = "page-cache"
 #: Per profile panels: column of ``storage_means``, its axis label.

@@ -1,0 +1,92 @@
+"""``hepfmt``: the command line the workflow's rules call, usable by hand for one step at a time.
+
+One module per group of commands (each has ``register(sub)`` adding its parsers and the
+functions they run); this one builds the parser and turns every failure into one line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from analysis.cli import adl, bench, measure, metadata, report, samples, storage
+from analysis.cli.arguments import memory_cap
+from analysis.errors import (
+    VERBOSE,
+    HepfmtError,
+    brief,
+    exit_with,
+    note_failure,
+    verbose,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hepfmt", description="the command line the workflow's rules "
+                                "call, usable by hand for one step at a time")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the libraries' own messages (ROOT's) and tracebacks")
+    p.add_argument("--memory-cap", type=memory_cap, metavar="SIZE",
+                   help="the most memory a process reading a file may take, e.g. 8G, 512M or "
+                        "off (default: from the file's size, at least 4 GB; also "
+                        "HEPFMT_MEMORY_CAP); a damaged file that asks for more is refused")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    samples.register(sub)
+    measure.register(sub)
+    bench.register(sub)
+
+    report.register(sub)
+    metadata.register(sub)
+    adl.register(sub)
+    storage.register(sub)
+    return p
+
+
+def _subject(a: argparse.Namespace) -> str:
+    """The file a command works on, to name in an error that does not name one itself."""
+    for key in ("file", "source", "config", "output"):
+        if getattr(a, key, None):
+            return str(getattr(a, key))
+    return a.command
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command. Bad input, a wrong config or a full disk end in one line naming the
+    file and the problem, and exit status 2; ``--verbose`` adds the libraries' detail."""
+    warnings.filterwarnings("ignore", message=r"\s*This distribution of ROOT is in alpha stage")
+    args = build_parser().parse_args(argv)
+    if args.verbose:
+        os.environ[VERBOSE] = "1"  # child processes (measurements) inherit it
+    if args.memory_cap:
+        from analysis.measure.memcap import ENV
+
+        os.environ[ENV] = args.memory_cap  # ... and this
+    try:
+        args.func(args)
+    except HepfmtError as exc:  # the whole text of the libraries' messages with --verbose
+        note_failure(exc)
+        print(f"hepfmt {args.command}: error: {exc.detail if verbose() else exc}",
+              file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a library's own error (a Rust panic is no Exception): one
+        note_failure(exc)         # line unless asked for the detail
+        if verbose():
+            raise
+        print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
+              f"{brief(str(exc))} (--verbose for the detail)", file=sys.stderr)
+        return 2
+    return 0
+
+
+def entry() -> None:
+    """The ``hepfmt`` command: :func:`main`, its status the process's."""
+    exit_with(main())
+
+
+
+if __name__ == "__main__":
+    entry()

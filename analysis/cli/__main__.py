@@ -1,0 +1,5 @@
+"""``python -m analysis.cli``: the ``hepfmt`` command."""
+
+from analysis.cli import entry
+
+entry()

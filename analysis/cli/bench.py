@@ -1,0 +1,175 @@
+"""Benchmarks of hepfmt's own measuring: hepfmt bench ..."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis.cli.arguments import resolved_selections, selection
+from analysis.defaults import default
+from analysis.errors import InputError, UsageError
+
+
+def cmd_bench_overhead(a: argparse.Namespace) -> None:
+    from analysis.measure.overhead import bench, report
+
+    rows = bench(a.file, a.source, a.format, a.readers.split(","), resolved_selections(a),
+                 a.runs, a.threads, a.timeout)
+    print(report(rows, a.format))
+
+
+def cmd_bench_layers(a: argparse.Namespace) -> None:
+    from analysis.atomic import atomic_path
+    from analysis.measure.layers import bench, report
+    from analysis.samples.source import read_source_meta, schema_of
+
+    a.selection = a.selection or [selection("all=*")]
+    sels = resolved_selections(a)
+    if len(sels) != 1:
+        raise UsageError("--selection", "bench layers profiles one selection")
+    (sel,) = sels.values()
+    branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
+    text = report(bench(a.file, a.source, a.format, a.readers.split(","), branches, a.seconds))
+    print(text)
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text(text + "\n")
+
+
+def cmd_bench_overhead_study(a: argparse.Namespace) -> None:
+    """:func:`cmd_bench_overhead` for every reader of a finished run's measure sub-grid: the
+    files of its first measure sample at the largest cluster size measured there (the files of
+    the formats table), each format's readers and the config's selections."""
+    from analysis.atomic import atomic_path
+    from analysis.measure.overhead import bench, report
+    from analysis.plan import config as cfg
+    from analysis.plan import paths, selections, study
+
+    c = cfg.load(a.config)
+    sample, files = study.formats_table_files(c)
+    sels = selections.for_sample(c, sample)
+    blocks = []
+    for f, readers in files.items():
+        path = paths.written(c["results"], f)
+        if not Path(path).exists():
+            raise InputError(path, "not written: run the study first (make run)")
+        rows = bench(path, paths.source(c["results"], sample), f.adapter, readers, sels,
+                     a.runs, a.threads, a.timeout)
+        blocks.append(f"{f.format} {f.variant} c{f.cluster_size} ({sample})\n"
+                      + report(rows, f.adapter))
+        print(blocks[-1], flush=True)
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text("\n\n".join(blocks) + "\n")
+
+
+def cmd_bench_reproduce(a: argparse.Namespace) -> None:
+    """Every pair job of a finished run measured twice here, the second pass after the first
+    (:mod:`analysis.measure.reproduce`), and each ratio of one pass next to the other's."""
+    import tempfile
+
+    from analysis.atomic import atomic_path
+    from analysis.measure.reproduce import Job, job_name, reproduce, require, select
+    from analysis.plan import commands, paths, study
+    from analysis.plan import config as cfg
+    from analysis.report.compare_runs import two_passes
+
+    if a.load < 0:
+        raise UsageError("--load", f"{a.load} is not a number of processes")
+    if a.pause_s < 0:
+        raise UsageError("--pause-s", f"{a.pause_s} is not a duration")
+    c = cfg.load(a.config)
+    plan = {job_name(j.sample, j.pair.label, j.cluster_size, j.selection): j
+            for j in study.pair_plan(c)}
+    jobs = []
+    for name in select(plan, a.jobs):
+        # a spec may resolve its selection against the source: missing, it is make run's
+        require(paths.source_meta(c["results"], plan[name].sample), name)
+        jobs.append(Job(name, commands.pair_spec(c, plan[name])))
+    with tempfile.TemporaryDirectory(prefix="hepfmt-reproduce-") as tmp:
+        rep = reproduce(jobs, Path(tmp), a.load, a.pause_s,
+                        progress=lambda s: print(s, file=sys.stderr, flush=True))
+    text = "\n".join(two_passes(rep.first, rep.second, rep.conditions())) + "\n"
+    print(text, end="")
+    if a.output:
+        with atomic_path(a.output) as out:
+            Path(out).write_text(text)
+
+
+def cmd_bench_compare_runs(a: argparse.Namespace) -> None:
+    from analysis.report.compare_runs import compare_runs
+
+    print("\n".join(compare_runs(a.dir_a, a.dir_b)))
+
+
+def cmd_bench_rounds(a: argparse.Namespace) -> None:
+    from analysis.report.rounds import report
+
+    text = "\n".join(report(a.pairs)) + "\n"
+    print(text, end="")
+    if a.output:
+        from analysis.atomic import atomic_path
+
+        with atomic_path(a.output) as out:
+            Path(out).write_text(text)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
+    bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
+    o = bsub.add_parser("overhead", help="each reader's timed scan next to the bare library "
+                                         "call on the same file: the harness's overhead")
+    o.add_argument("file")
+    o.add_argument("--source", required=True, help="the source sample the file was written from")
+    o.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
+    o.add_argument("--readers", required=True, help="comma-separated reader names")
+    o.add_argument("--selection", type=selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
+                        "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
+    o.add_argument("--runs", type=int, default=15, help="alternating runs of each")
+    o.add_argument("--threads", type=int, default=1)
+    o.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    o.set_defaults(func=cmd_bench_overhead)
+    la = bsub.add_parser("layers", help="where a read through ROOT spends its time: each "
+                         "reader profiled (perf) by layer, beside the file's codec bound")
+    la.add_argument("file")
+    la.add_argument("--source", required=True, help="the source sample the file was written from")
+    la.add_argument("--format", required=True, help="the adapter: ttree or rntuple")
+    la.add_argument("--readers", default="rdf,ttreereader,getentry,columnar",
+                    help="comma-separated reader names")
+    la.add_argument("--selection", type=selection, action="append",
+                    default=None, help="NAME=BRANCH,... or NAME=* (default: all=*)")
+    la.add_argument("--seconds", type=float, default=3.0, help="profiled seconds per reader")
+    la.add_argument("-o", "--output", help="also write the report here")
+    la.set_defaults(func=cmd_bench_layers)
+    st = bsub.add_parser("overhead-study", help="the overhead bench on every reader of a "
+                         "finished run's measure sub-grid (the formats table's files)")
+    st.add_argument("config", help="the study's config file (its results must exist)")
+    st.add_argument("--runs", type=int, default=15, help="alternating runs of each")
+    st.add_argument("--threads", type=int, default=1)
+    st.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    st.add_argument("-o", "--output", help="also write the tables here")
+    st.set_defaults(func=cmd_bench_overhead_study)
+    rp = bsub.add_parser("reproduce", help="every pair job of a finished run measured twice "
+                         "here, one pass after the other: do the ratios' intervals hold?")
+    rp.add_argument("config", help="the study's config file (its results must exist)")
+    rp.add_argument("--load", type=int, default=0,
+                    help="keep this many CPU-bound processes running through both passes")
+    rp.add_argument("--jobs", help="only the pair jobs whose sample/pair/cNNN/selection "
+                                   "holds this text")
+    rp.add_argument("--pause-s", type=float, default=0.0,
+                    help="seconds to wait between the two passes")
+    rp.add_argument("-o", "--output", help="also write the report here")
+    rp.set_defaults(func=cmd_bench_reproduce)
+    cr = bsub.add_parser("compare-runs", help="two runs' ratios (two machines) side by side: "
+                         "each DIR a results/ or results/reference/<name> directory")
+    cr.add_argument("dir_a", metavar="DIR_A")
+    cr.add_argument("dir_b", metavar="DIR_B")
+    cr.set_defaults(func=cmd_bench_compare_runs)
+    ro = bsub.add_parser("rounds", help="how far a pair job's rounds (fresh processes) land "
+                         "apart, against what their repeat pairs alone would let them")
+    ro.add_argument("pairs", help="a results directory, its pairs/, or one pair record")
+    ro.add_argument("-o", "--output", help="also write the report here")
+    ro.set_defaults(func=cmd_bench_rounds)
+

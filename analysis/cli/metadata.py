@@ -1,0 +1,98 @@
+"""The metadata-cost study of wide tables: hepfmt metadata ..."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis.cli.arguments import option
+from analysis.defaults import default
+
+
+def cmd_metadata_write(a: argparse.Namespace) -> None:
+    from analysis import formats
+    from analysis.atomic import write_json
+    from analysis.metastudy import widefiles
+    from analysis.provenance import collect
+
+    layout = widefiles.Layout.parse(a.layout)
+    codec = formats.get("parquet" if layout.format == "parquet" else "ttree").variant(
+        a.codec, "--codec")
+    ds = widefiles.dataset(a.dataset, a.row_groups, a.rows_per_group, a.seed, a.source)
+    record = widefiles.write(ds, layout, a.output, codec, dict(a.option))
+    write_json(a.layout_output, {**record, "provenance": collect(data_path=Path(a.output).parent)})
+
+
+def cmd_metadata_time(a: argparse.Namespace) -> None:
+    from analysis.metastudy.decode import load_layout, time_file
+    from analysis.metastudy.rusthelper import binary_from
+
+    time_file(a.file, load_layout(a.layout), a.implementations.split(","), a.repetitions,
+              a.budget, a.output, binary_from(a.rust_helper), a.timeout)
+
+
+def cmd_metadata_tabulate(a: argparse.Namespace) -> None:
+    from analysis.metastudy import plots, tables
+    from analysis.plan import config as cfg
+    from analysis.report.documents import read_provenance
+
+    df = tables.tabulate(cfg.load(a.config), a.timings, a.output, a.provenance)
+    prov = read_provenance(a.provenance or Path(a.output) / "provenance.json")
+    plots.plot(df, a.plots or a.output, prov, a.config_name)
+
+
+def cmd_metadata_build_helper(a: argparse.Namespace) -> None:
+    from analysis.metastudy.rusthelper import build
+
+    doc = build(a.output)
+    print(f"arrow-rs helper: {doc.get('binary') or 'not available: ' + doc['reason']}",
+          file=sys.stderr)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    md = sub.add_parser("metadata", help="metadata cost of wide tables (decode time and size "
+                                         "vs number of columns)")
+    msub = md.add_subparsers(dest="metadata_command", required=True, metavar="SUBCOMMAND")
+    w = msub.add_parser("write", help="write one wide file and verify it from its metadata")
+    w.add_argument("dataset", help="float32-c<N>, string-c<N> or nanoaod-<sample>")
+    w.add_argument("--layout", required=True,
+                   help="parquet-none, parquet-chunk, parquet-page, ttree or rntuple")
+    w.add_argument("--row-groups", type=int, default=20)
+    w.add_argument("--rows-per-group", type=int, default=1000)
+    w.add_argument("--seed", type=int, default=1)
+    w.add_argument("--codec", required=True, help="e.g. snappy+dict (Parquet), zstd-5 (ROOT)")
+    w.add_argument("--source", help="the sample (Arrow IPC) of a nanoaod-<sample> dataset")
+    w.add_argument("--option", type=option, action="append", default=[],
+                   help="pyarrow ParquetWriter option KEY=VALUE (repeatable)")
+    w.add_argument("-o", "--output", required=True)
+    w.add_argument("--layout-output", required=True,
+                   help="where to write what the file's metadata says (JSON)")
+    w.set_defaults(func=cmd_metadata_write)
+
+    t = msub.add_parser("time", help="time metadata decoding of one file, per implementation")
+    t.add_argument("file")
+    t.add_argument("--layout", required=True, help="the file's record from 'metadata write'")
+    t.add_argument("--implementations", required=True, help="comma-separated, e.g. "
+                                                             "pyarrow,arrow-rs")
+    t.add_argument("--repetitions", type=int, default=default("metadata.repetitions"))
+    t.add_argument("--budget", type=float, default=default("metadata.time_budget_s"),
+                   help="seconds per implementation after which 5 repetitions suffice")
+    t.add_argument("--rust-helper", help="record from 'metadata build-helper' (arrow-rs)")
+    t.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    t.add_argument("-o", "--output", required=True)
+    t.set_defaults(func=cmd_metadata_time)
+
+    b = msub.add_parser("build-helper", help="build the optional Rust (arrow-rs) decoder")
+    b.add_argument("-o", "--output", required=True, help="where to record whether it built")
+    b.set_defaults(func=cmd_metadata_build_helper)
+
+    g = msub.add_parser("tabulate", help="tables and plots from metadata timings")
+    g.add_argument("--config", required=True)
+    g.add_argument("--timings", nargs="+", required=True)
+    g.add_argument("-o", "--output", required=True, help="output directory for tables")
+    g.add_argument("--plots", help="output directory for plots (default: -o)")
+    g.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
+    g.add_argument("--config-name", help="how the plots' footer names the config")
+    g.set_defaults(func=cmd_metadata_tabulate)
+

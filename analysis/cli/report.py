@@ -1,0 +1,81 @@
+"""From records to tables and figures, and the config's check: plan-record, tabulate, figure,
+check-config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_plan_record(a: argparse.Namespace) -> None:
+    from analysis.atomic import write_json
+    from analysis.plan import config as cfg
+    from analysis.plan.record import record
+
+    write_json(a.output, record(cfg.load(a.config)))
+
+
+def cmd_tabulate(a: argparse.Namespace) -> None:
+    from analysis.report import plan_record
+    from analysis.report.tables import tabulate
+
+    tabulate(plan_record.load(a.plan), a.sizes, a.reads, a.output, a.provenance, a.pairs)
+
+
+def cmd_figure(a: argparse.Namespace) -> None:
+    from analysis.report.figures import make
+
+    for path in make(a.family, a.tables, a.provenance, a.plan, a.output, a.config_name):
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def cmd_check_config(a: argparse.Namespace) -> None:
+    """Everything a run would refuse, refused now; then what the run will cost, and where that
+    exceeds this machine (warnings only: the run may go to a batch cluster)."""
+    from analysis.plan import config as cfg
+    from analysis.plan import cost, resources
+
+    c = cfg.load(a.config)
+    est = resources.whole_study(c)
+    print(f"{a.config}: valid; {len(c['samples'])} samples")
+    print(est.describe())
+    print(cost.basis(c))
+    print(cost.whole(c).describe())
+    for w in resources.machine_warnings(est, c):
+        print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
+
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("plan-record", help="what the tables and figures need of the study "
+                                           "(labels, readers, pairings, selections), as JSON")
+    r.add_argument("config", help="the resolved config (results/config.yaml)")
+    r.add_argument("-o", "--output", required=True, help="where to write it (results/plan.json)")
+    r.set_defaults(func=cmd_plan_record)
+
+    t = sub.add_parser("tabulate", help="size, read-time and ratio tables from measurements")
+    t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
+    t.add_argument("--sizes", nargs="+", required=True, help="size records from convert")
+    t.add_argument("--reads", nargs="*", default=[], help="read measurements from measure")
+    t.add_argument("--pairs", nargs="*", default=[],
+                   help="paired ROOT / Parquet measurements from pair (the ratios' reads)")
+    t.add_argument("-o", "--output", required=True, help="output directory for tables")
+    t.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
+    t.set_defaults(func=cmd_tabulate)
+
+    from analysis.report.figures import FAMILIES  # the registry: no plotting library imported
+
+    f = sub.add_parser("figure", help="draw one figure family (PNG + PDF) from the tables")
+    f.add_argument("family", help="a figure family: " + ", ".join(FAMILIES))
+    f.add_argument("--tables", required=True, help="directory of tabulate's CSV tables")
+    f.add_argument("--provenance", required=True, help="tabulate's provenance.json")
+    f.add_argument("--plan", required=True, help="the plan record (from plan-record)")
+    f.add_argument("--config-name", help="how the footer names the config (e.g. default.yaml)")
+    f.add_argument("-o", "--output", required=True, help="output directory")
+    f.set_defaults(func=cmd_figure)
+
+    k = sub.add_parser("check-config", help="validate a config file; count its files and "
+                                            "estimate their disk, memory and CPU")
+    k.add_argument("config")
+    k.set_defaults(func=cmd_check_config)
+

@@ -1,0 +1,153 @@
+"""Making and judging source samples: generate, import, schema extract, validate-model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from analysis.errors import UsageError
+
+
+def cmd_generate(a: argparse.Namespace) -> None:
+    from analysis.samples.generate import generate
+    from analysis.samples.model import load_model
+    from analysis.samples.source import write_sidecar
+
+    model = load_model(a.model)
+    t0 = time.perf_counter()
+    generate(model, a.process, a.seed, a.events, a.output)
+    dt = time.perf_counter() - t0
+    print(f"generated {a.events} events of {len(model.schema.branches)} branches in {dt:.2f} s "
+          f"({a.events / dt:,.0f} events/s, one core)", file=sys.stderr)
+    write_sidecar(a.output, model.schema, a.sample or Path(a.output).stem, process=a.process,
+                  seed=a.seed, model_origin=model.origin)
+
+
+def cmd_import(a: argparse.Namespace) -> None:
+    from analysis.measure import memcap
+    from analysis.samples.importer import import_tree
+    from analysis.samples.source import write_sidecar
+
+    with memcap.capped(a.file):  # a file from elsewhere, read in this process
+        schema = import_tree(a.file, a.tree, a.output)
+    write_sidecar(a.output, schema, a.sample or Path(a.output).stem, process="real",
+                  source_file=a.file, tree=a.tree)
+
+
+def cmd_schema_extract(a: argparse.Namespace) -> None:
+    from analysis.atomic import atomic_path
+    from analysis.measure import memcap
+    from analysis.samples.learn import extract
+
+    with memcap.capped(a.file):  # a file from elsewhere, read in this process
+        model = extract(a.file, a.tree)
+    with atomic_path(a.output) as tmp:
+        model.to_json(tmp)
+    print(f"{a.output}: {len(model.schema.branches)} branches, {len(model.multiplicity)} "
+          f"collections, learned from {model.n_events} events of {model.origin}",
+          file=sys.stderr)
+
+
+def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[object, str, str]:
+    """validate-model's reads: (tables, the file judged, the model's origin)."""
+    from analysis.measure.fidelity import compare, schema_mismatch
+    from analysis.samples.inputs import extract_schema
+
+    if a.held_out:
+        from analysis.measure.heldout import held_out
+
+        if a.model or a.learn_from:
+            raise UsageError("--held-out", "learns its model from the file's first half: "
+                                            "give neither MODEL nor --learn-from")
+        return held_out(a.file, a.tree, a.seed)
+    else:
+        if a.model and a.learn_from:
+            raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
+        if a.learn_from:
+            from analysis.samples.learn import extract
+
+            model = extract(a.learn_from, a.tree)
+        else:
+            from analysis.samples.model import load_model
+
+            model = load_model(a.model)
+        mismatch = schema_mismatch(model.schema, extract_schema(a.file, a.tree))
+        if mismatch:
+            print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
+            notes.append(mismatch)
+        return compare(a.file, model, a.tree, a.seed), a.file, model.origin
+
+
+def cmd_validate_model(a: argparse.Namespace) -> None:
+    """Judge a model against a real file: a given one (or the built-in), one learned from
+    another file (``--learn-from``), or one learned from the file's first half and judged
+    against its second (``--held-out``)."""
+    from analysis.errors import VerificationError
+    from analysis.measure import memcap
+    from analysis.measure.fidelity import GOAL, misses, report
+
+    notes: list[str] = []
+    with memcap.capped(a.file):  # files from elsewhere, read in this process
+        tables, judged, origin = _judge_model(a, notes)
+    text = report(tables, judged, origin, notes)
+    print(text)
+    if a.output:
+        Path(a.output).write_text(text)
+    missed = misses(tables)
+    if len(missed) and not a.report_only:
+        worst = ", ".join(f"{r['format']} {r['variant']} {r['group']} {r['diff %']:+.0f}%"
+                          for r in missed.head(3).to_dict("records"))
+        raise VerificationError(a.file, f"the synthetic sample misses the {GOAL:.0%} goal in "
+                                        f"{len(missed)} checks (worst: {worst})")
+
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser("generate", help="generate a NanoAOD-like source sample (Arrow IPC)")
+    g.add_argument("--process", required=True)
+    g.add_argument("--events", type=int, required=True)
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
+    g.add_argument("--model", help="value model JSON from 'hepfmt schema extract' "
+                                   "(default: the built-in model of CMS NanoAOD)")
+    g.add_argument("-o", "--output", required=True)
+    g.set_defaults(func=cmd_generate)
+
+    i = sub.add_parser("import", help="copy a real TTree, RNTuple or Parquet file or directory "
+                                      "(NanoAOD or any flat/jagged table, local or root://) "
+                                      "into a source sample")
+    i.add_argument("file")
+    i.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
+    i.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
+    i.add_argument("-o", "--output", required=True)
+    i.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("schema", help="branch schemas and value models")
+    ssub = s.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
+    se = ssub.add_parser("extract", help="learn a value model (schema, value distributions, "
+                                         "multiplicities, mantissa bits) from a real file: "
+                                         "TTree, RNTuple or Parquet")
+    se.add_argument("file")
+    se.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
+    se.add_argument("-o", "--output", required=True)
+    se.set_defaults(func=cmd_schema_extract)
+
+    v = sub.add_parser("validate-model", help="compare a real file with a synthetic sample of "
+                                              "the same size, written through the same codecs")
+    v.add_argument("file", help="the real file: TTree, RNTuple or Parquet (file or directory)")
+    v.add_argument("model", nargs="?", help="value model JSON (default: built-in)")
+    v.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
+    v.add_argument("--held-out", action="store_true",
+                   help="out of sample: learn the model from the file's first half of entries "
+                        "and judge it against the second")
+    v.add_argument("--learn-from", metavar="FILE",
+                   help="out of sample: learn the model from this file (same --tree) and "
+                        "judge it against the first")
+    v.add_argument("--seed", type=int, default=1)
+    v.add_argument("-o", "--output", help="also write the report (Markdown) here")
+    v.add_argument("--report-only", action="store_true",
+                   help="exit 0 even when the synthetic sample misses the goal")
+    v.set_defaults(func=cmd_validate_model)
+

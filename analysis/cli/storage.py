@@ -1,0 +1,73 @@
+"""Reads on storage profiles: storage, tabulate-storage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from analysis.cli.arguments import (
+    resolved_selections,
+    selection,
+    stopping_arguments,
+    written_file_arguments,
+)
+from analysis.defaults import default
+from analysis.errors import UsageError
+
+
+def cmd_storage(a: argparse.Namespace) -> None:
+    from analysis.measure.onstorage import measure_storage, skipped_profiles
+    from analysis.measure.timing import Stopping
+
+    try:
+        stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
+    except ValueError as exc:
+        raise UsageError("--repetitions", str(exc)) from None
+    doc = measure_storage(a.file, a.source, a.format, a.variant, a.cluster_size,
+                          a.readers.split(","), resolved_selections(a),
+                          a.profiles.split(","), a.output, stopping, a.threads, a.timeout,
+                          name=a.name, workdir=a.workdir)
+    for name, why in skipped_profiles(doc).items():
+        print(f"{a.file}: storage profile {name} skipped, not measured: {why}",
+              file=sys.stderr)
+    for r in doc["reads"]:
+        predicted = r.get("predicted_s")
+        print(f"  {r['profile']:<10} {r['reader']:<12} {r['selection']:<6} "
+              f"{r['median_s']:.3f} s" + ("" if predicted is None else
+                                          f" (model {predicted:.3f} s)"), file=sys.stderr)
+
+
+def cmd_tabulate_storage(a: argparse.Namespace) -> None:
+    from analysis.report import plan_record
+    from analysis.report.storage_tables import tabulate_storage
+
+    tabulate_storage(plan_record.load(a.plan), a.storage, a.output, a.provenance)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("storage", help="read one file on storage profiles (page cache, "
+                                       "emulated disks, a server over a shaped network)")
+    written_file_arguments(s)
+    s.add_argument("--readers", required=True, help="comma-separated reader names")
+    s.add_argument("--selection", type=selection, action="append", required=True,
+                   help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
+    s.add_argument("--profiles", default="page-cache,hdd",
+                   help="comma-separated: page-cache and names of analysis/measure/storage/"
+                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan)")
+    stopping_arguments(s, "timed repetitions per profile, reader and selection", "measure",
+                        "one read")
+    s.add_argument("--threads", type=int, default=1, help="reader threads")
+    s.add_argument("--workdir", help="where emulated devices keep their images (default: "
+                                     "the temporary directory)")
+    s.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    s.add_argument("-o", "--output", required=True)
+    s.set_defaults(func=cmd_storage)
+
+    t = sub.add_parser("tabulate-storage", help="the storage table from storage measurements")
+    t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
+    t.add_argument("--storage", nargs="+", required=True, help="records from 'hepfmt storage'")
+    t.add_argument("-o", "--output", required=True, help="output directory for tables")
+    t.add_argument("--provenance", help="where to write its provenance (default: in -o, "
+                                        "storage-provenance.json)")
+    t.set_defaults(func=cmd_tabulate_storage)
+
