@@ -25,7 +25,7 @@ report: "workflow/report/workflow.rst"
 
 
 # the study grid and every path of it
-from analysis.plan import paths, study  # noqa: E402
+from analysis.plan import calibration, paths, study  # noqa: E402
 
 RESULTS = config["results"]
 FILES = study.files(config)
@@ -33,6 +33,8 @@ READ_PLAN = study.read_plan(config)  # file -> its readers
 MEASURED = list(READ_PLAN)
 PAIRS = study.pair_plan(config)  # the paired ROOT / Parquet measurements
 PROOF_PLAN = study.proof_plan(config)  # file -> the readers convert proves on it
+# the cost model fitted to this results directory's past jobs (their benchmark records)
+FITS = calibration.fit(config)
 
 
 onstart:

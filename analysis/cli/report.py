@@ -32,15 +32,17 @@ def cmd_figure(a: argparse.Namespace) -> None:
 def cmd_check_config(a: argparse.Namespace) -> None:
     """Everything a run would refuse, refused now; then what the run will cost, and where that
     exceeds this machine (warnings only: the run may go to a batch cluster)."""
+    from analysis.plan import calibration, cost, resources
     from analysis.plan import config as cfg
-    from analysis.plan import cost, resources
 
     c = cfg.load(a.config)
-    est = resources.whole_study(c)
+    fits = calibration.fit(c)
+    est = resources.whole_study(c, fits)
     print(f"{a.config}: valid; {len(c['samples'])} samples")
     print(est.describe())
     print(cost.basis(c))
-    print(cost.whole(c).describe())
+    print(calibration.whole(c, fits).describe())
+    print(calibration.describe(fits, c["results"]))
     for w in resources.machine_warnings(est, c):
         print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
 

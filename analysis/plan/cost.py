@@ -284,6 +284,33 @@ def proof_seconds(config: Mapping, spec: study.FileSpec, readers: list[str]) -> 
                for r in readers)
 
 
+def job_seconds(rule: str, config: Mapping, wildcards: Mapping[str, str],
+                read_plan: Mapping[study.FileSpec, list[str]] | None = None,
+                proof_plan: Mapping[study.FileSpec, list[str]] | None = None) -> float:
+    """One job of ``rule`` (generate, convert, measure, pair, tabulate) in seconds, from the
+    parts above: what its batch request (:mod:`.resources`) pads and what its benchmark record
+    is compared with (:mod:`.calibration`). The plans are the workflow's, computed once (else
+    here)."""
+    c = dict(config)
+    if rule == "generate":
+        sample = wildcards["sample"]
+        return generate_seconds(sample_events(config, sample), branch_count(config, sample))
+    if rule == "tabulate":
+        return tabulate_seconds(2 * len(study.files(c)) + len(study.pair_plan(c)))
+    if rule == "pair":
+        return pair_job(config, study.pair_job_of(c, wildcards)).total_s
+    if rule not in ("convert", "measure"):
+        raise KeyError(f"no cost for rule {rule!r}")
+    spec = study.spec_of(c, wildcards)
+    if rule == "convert":
+        proofs = study.proof_plan(c) if proof_plan is None else proof_plan
+        return write_seconds(spec.adapter, spec.variant, sample_events(config, spec.sample),
+                             branch_count(config, spec.sample)) + proof_seconds(
+            config, spec, proofs.get(spec, []))
+    plan = study.read_plan(c) if read_plan is None else read_plan
+    return measure_job(config, spec, study.file_readers(plan, spec)).total_s
+
+
 # --- writes -------------------------------------------------------------------------------
 
 

@@ -174,6 +174,17 @@ def figure(results: str, family: str, name: str, ext: str) -> str:
     return fill(FIGURE, results, {"family": family, "name": name, "ext": ext})
 
 
+#: The rules whose jobs keep Snakemake's ``benchmark:`` record (wall time, peak memory, CPU
+#: time; a TSV), beside their logs' names: what the cost model is fitted to
+#: (:mod:`analysis.plan.calibration`).
+BENCHMARKED = ("generate", "convert", "measure", "pair")
+
+
+def benchmark(results: str, rule: str, values: Mapping[str, object] | None = None) -> str:
+    """The benchmark record of a job of ``rule`` (a pattern, or filled), named as its log."""
+    return fill("{results}/benchmarks/" + LOGS[rule] + ".tsv", results, values)
+
+
 def log(results: str, rule: str, values: Mapping[str, object] | None = None) -> str:
     """The log of a job of ``rule`` (a pattern with its output's wildcards, or filled)."""
     return fill("{results}/logs/" + LOGS[rule] + ".log", results, values)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.plan import cost, study
+from analysis.plan import calibration, cost, study
 from analysis.plan.cost import IMPORTED_EVENTS, NANOAOD_BRANCHES, branch_count, sample_events
 
 __all__ = ["IMPORTED_EVENTS", "NANOAOD_BRANCHES", "branch_count", "sample_events"]  # re-exported
@@ -80,22 +80,23 @@ def _estimate(base_mb: float, held_values: float, held_bytes: float, seconds: fl
     )
 
 
-def generate(n_events: int, n_branches: int) -> Estimate:
+def generate(n_events: int, n_branches: int, seconds: float | None = None) -> Estimate:
     values = n_events * n_branches
     return _estimate(BASE_MB["generate"], values, GENERATE_BYTES,
-                     cost.generate_seconds(n_events, n_branches), values, SOURCE_BYTES)
+                     cost.generate_seconds(n_events, n_branches) if seconds is None else seconds,
+                     values, SOURCE_BYTES)
 
 
 def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
-            n_branches: int, proof_s: float = 0.0) -> Estimate:
+            n_branches: int, proof_s: float = 0.0, seconds: float | None = None) -> Estimate:
     """A TTree or RNTuple holds one cluster of pages, Parquet one row group: memory follows the
     cluster size; time follows the events, and the codec when it is a slow one, plus the
     proofs of the readers that will time the file (``proof_s``)."""
     held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
     values = n_events * n_branches
     return _estimate(BASE_MB.get(fmt, BASE_MB["ttree"]), min(cluster_size, n_events) * n_branches,
-                     held, cost.write_seconds(fmt, variant, n_events, n_branches) + proof_s,
-                     values, FILE_BYTES)
+                     held, cost.write_seconds(fmt, variant, n_events, n_branches) + proof_s
+                     if seconds is None else seconds, values, FILE_BYTES)
 
 
 def measure(n_events: int, widest: int, seconds: float) -> Estimate:
@@ -110,8 +111,9 @@ def pair(n_events: int, width: int, seconds: float) -> Estimate:
     return _estimate(PAIR_PROCESSES * BASE_MB["measure"], n_events * width, READ_BYTES, seconds)
 
 
-def tabulate(n_records: int) -> Estimate:
-    return _estimate(BASE_MB["tabulate"], n_records, 100_000, cost.tabulate_seconds(n_records))
+def tabulate(n_records: int, seconds: float | None = None) -> Estimate:
+    return _estimate(BASE_MB["tabulate"], n_records, 100_000,
+                     cost.tabulate_seconds(n_records) if seconds is None else seconds)
 
 
 def measure_threads(cores: int | None, reader_threads: int) -> int:
@@ -123,39 +125,38 @@ def measure_threads(cores: int | None, reader_threads: int) -> int:
 
 def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
             read_plan: Mapping[study.FileSpec, list[str]] | None = None,
-            proof_plan: Mapping[study.FileSpec, list[str]] | None = None) -> Estimate:
+            proof_plan: Mapping[study.FileSpec, list[str]] | None = None,
+            fits: Mapping[str, calibration.Fit] | None = None) -> Estimate:
     """The estimate for one job of ``rule``, from the config and the job's wildcards.
 
     A measurement runs the readers the read plan gives its file, and a conversion proves those
     the proof plan gives it (often only the one reader standing for a pair's side): pass the
     plans the workflow computed once (``READ_PLAN``, ``PROOF_PLAN``), else they are computed
-    here.
+    here. ``fits`` (:func:`calibration.fit` of past jobs' benchmark records) scale the time;
+    without them the shipped parts alone give it.
     """
     c = dict(config)
-    branches = branch_count(config)
+    if rule not in ("generate", "tabulate", "pair", "convert", "measure"):
+        raise KeyError(f"no resource estimate for rule {rule!r}")
+    seconds = cost.job_seconds(rule, config, wildcards, read_plan, proof_plan) * \
+        calibration.factor(fits, rule)
     if rule == "generate":
-        return generate(sample_events(config, wildcards["sample"]), branches)
+        sample = wildcards["sample"]
+        return generate(sample_events(config, sample), branch_count(config, sample), seconds)
     if rule == "tabulate":
-        return tabulate(2 * len(study.files(c)) + len(study.pair_plan(c)))
+        return tabulate(2 * len(study.files(c)) + len(study.pair_plan(c)), seconds)
     if rule == "pair":
         job = study.pair_job_of(c, wildcards)
         widths = dict(zip(config["measure"]["selections"],
                           cost.selection_widths(config, job.sample), strict=True))
-        return pair(sample_events(config, job.sample), widths[job.selection],
-                    cost.pair_job(config, job).total_s)
-    if rule not in ("convert", "measure"):
-        raise KeyError(f"no resource estimate for rule {rule!r}")
+        return pair(sample_events(config, job.sample), widths[job.selection], seconds)
     spec = study.spec_of(c, wildcards)
     if rule == "convert":
-        proofs = study.proof_plan(c) if proof_plan is None else proof_plan
         return convert(spec.adapter, spec.variant, sample_events(config, spec.sample),
-                       spec.cluster_size, branches,
-                       cost.proof_seconds(config, spec, proofs.get(spec, [])))
-    plan = study.read_plan(c) if read_plan is None else read_plan
-    job = cost.measure_job(config, spec, study.file_readers(plan, spec))
+                       spec.cluster_size, branch_count(config), seconds=seconds)
     return measure(sample_events(config, spec.sample),
-                   max(cost.selection_widths(config, spec.sample), default=branches),
-                   job.total_s)
+                   max(cost.selection_widths(config, spec.sample),
+                       default=branch_count(config)), seconds)
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,10 @@ class StudyEstimate:
                 f"CPU {self.cpu_hours:,.1f} core-hours")
 
 
-def whole_study(config: Mapping) -> StudyEstimate:
-    """The sum over every job of the study's main target (the metadata study is not in it)."""
+def whole_study(config: Mapping, fits: Mapping[str, calibration.Fit] | None = None
+                ) -> StudyEstimate:
+    """The sum over every job of the study's main target (the metadata study is not in it),
+    each job's time scaled by ``fits`` (:func:`calibration.fit`) where given."""
     c = dict(config)
     plan, proofs = study.read_plan(c), study.proof_plan(c)
     files = study.files(c)
@@ -191,7 +194,7 @@ def whole_study(config: Mapping) -> StudyEstimate:
     jobs += [("measure", f.wildcards) for f in plan]
     jobs += [("pair", j.wildcards) for j in pairs]
     jobs += [("tabulate", {})]
-    estimates = [for_job(rule, config, wc, plan, proofs) for rule, wc in jobs]
+    estimates = [for_job(rule, config, wc, plan, proofs, fits) for rule, wc in jobs]
     return StudyEstimate(
         events=sum(sample_events(config, s) for s in config["samples"]),
         files=len(files), measurements=len(plan),

@@ -132,8 +132,8 @@ def test_a_pair_job_and_the_proofs_of_its_files_are_estimated() -> None:
         "ttree", "zstd-5", 200_000, 500, r.NANOAOD_BRANCHES).cpu_s  # the proof read
 
 
-def test_an_imported_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:
-    config = {"samples": {"real": {"file": "x.root"}}, "model": ""}
+def test_a_remote_sample_is_assumed_to_be_a_nanoaod_chunk() -> None:
+    config = {"samples": {"real": {"file": "root://eos.example//x.root"}}, "model": ""}
     assert r.for_job("generate", config, {"sample": "real"}) == r.generate(
         r.IMPORTED_EVENTS, r.NANOAOD_BRANCHES)
 

@@ -18,6 +18,8 @@ import yaml
 from helpers import ROOT, run_snakemake, small_schema
 
 from analysis.cli import main
+from analysis.plan import calibration, paths
+from analysis.plan import config as cfg
 
 pytestmark = pytest.mark.slow
 
@@ -106,6 +108,20 @@ def test_the_pairings_were_timed_as_pairs(study: Path) -> None:
         assert len(sel["rounds"]) == 1
         assert {s: r["proven_by"] for s, r in sel["rounds"][0]["ready"].items()} == {
             "ttree": "convert", "parquet": "convert"}
+
+
+def test_every_batch_job_kept_its_benchmark_record(study: Path) -> None:
+    """Snakemake's benchmark record of every generate, convert, measure and pair job, which
+    the cost model is fitted to: check-config then states the fit."""
+    config = cfg.load(study.parent / "config.yaml")
+    for rule, jobs in calibration.planned_jobs(config).items():
+        assert jobs, rule
+        for wc in jobs:
+            seconds = calibration.measured_seconds(paths.benchmark(config["results"], rule, wc))
+            assert seconds is not None and seconds > 0, (rule, wc)
+    fits = calibration.fit(config)
+    assert {"generate", "convert", "measure"} <= set(fits)
+    assert all(f.factor > 0 and f.jobs >= calibration.MIN_JOBS for f in fits.values())
 
 
 def test_rerun_has_nothing_to_do(study: Path) -> None:

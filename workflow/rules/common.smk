@@ -53,7 +53,7 @@ def job_resources(rule):
 
     def field(name):
         return lambda wc: getattr(
-            batch.for_job(rule, config, wc, READ_PLAN, PROOF_PLAN), name
+            batch.for_job(rule, config, wc, READ_PLAN, PROOF_PLAN, FITS), name
         )
 
     return {

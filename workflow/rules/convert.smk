@@ -14,6 +14,8 @@ rule convert:
         size=paths.size(RESULTS),
     log:
         paths.log(RESULTS, "convert"),
+    benchmark:
+        paths.benchmark(RESULTS, "convert")
     wildcard_constraints:
         ext="|".join(study.extensions()),
     conda:

@@ -11,6 +11,8 @@ rule generate:
         meta=paths.source_meta(RESULTS),
     log:
         paths.log(RESULTS, "generate"),
+    benchmark:
+        paths.benchmark(RESULTS, "generate")
     conda:
         "../../envs/arrow.yaml"
     threads: 1

@@ -18,6 +18,8 @@ rule measure:
         paths.measurement(RESULTS),
     log:
         paths.log(RESULTS, "measure"),
+    benchmark:
+        paths.benchmark(RESULTS, "measure")
     conda:
         "../../envs/root.yaml"
     threads: timing_threads(max(study.thread_counts(config)))
@@ -58,6 +60,8 @@ rule pair:
         paths.pair(RESULTS),
     log:
         paths.log(RESULTS, "pair"),
+    benchmark:
+        paths.benchmark(RESULTS, "pair")
     wildcard_constraints:
         pair=study.PAIR_SLUG_PATTERN,
         selection=r"[A-Za-z0-9_+-]+",
