@@ -176,8 +176,10 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
     for e in engines:
         engine = queries.engine(e)
         if format_name not in engine.formats:
-            raise UsageError("--engines", f"{e} does not read {format_name} files; it reads "
-                                           f"{sorted(engine.formats)}")
+            why = engine.not_applicable.get(format_name)
+            raise UsageError("--engines", f"{e} does not read {format_name} files"
+                                           + (f" ({why})" if why else "")
+                                           + f"; it reads {sorted(engine.formats)}")
         if engine.distributed and not scheduler:
             raise UsageError("--engines", f"{e} runs on a Dask cluster: give "
                                            "--dask-scheduler")

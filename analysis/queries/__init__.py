@@ -12,7 +12,7 @@ its tasks on the Dask cluster at that address: it runs only when one is given, w
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 
 from analysis.errors import ConfigError
@@ -25,6 +25,9 @@ class Engine:
     formats: frozenset[str]  # names of analysis.formats.REGISTRY
     tasks: frozenset[int]  # a task left out is one the engine cannot express reasonably
     distributed: bool = False  # runs on a Dask cluster (``connect(address)`` first)
+    #: formats other engines read and this one cannot, each with the reason: the queries table
+    #: lists them as not applicable rather than leaving a silent gap
+    not_applicable: dict[str, str] = field(default_factory=dict, hash=False)
 
     def load(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -37,6 +40,12 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL),
     Engine("duckdb", "analysis.queries.duckdb_engine", frozenset({"parquet"}), _ALL),
     Engine("polars", "analysis.queries.polars_engine", frozenset({"parquet", "feather"}), _ALL),
+    Engine("coffea", "analysis.queries.coffea_engine",
+           frozenset({"ttree", "rntuple", "parquet"}), _ALL,
+           not_applicable={"feather": "coffea reads no Arrow IPC file: NanoEventsFactory "
+                           "opens ROOT and Parquet files, and from_preloaded takes arrays "
+                           "already in memory (the read would be pyarrow's, which the awkward "
+                           "engine times)"}),
     Engine("awkward-dask", "analysis.queries.dask_engine",
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL, distributed=True),
 )}

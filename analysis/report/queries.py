@@ -4,7 +4,9 @@ Per sample, a task's figure is the median of its timed repetitions as events/s (
 events over the median wall time); across samples, mean ± std, as in the reads table. Beside it:
 its rate relative to RDataFrame on the TTree (the HEP default, taken per sample and task, then
 averaged), the columns the task reads and their compressed bytes per event in that file, and the
-events it selects, so that a rate can be read against the work behind it.
+events it selects, so that a rate can be read against the work behind it. An engine that cannot
+read a queried format (its ``not_applicable`` in :data:`analysis.queries.ENGINES`) has a row of
+"n/a" and its reason, so that no gap in the table is silent.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 
 from analysis import records
 from analysis.atomic import write_json
+from analysis.queries import ENGINES
 from analysis.queries.tasks import TASKS
 from analysis.report import plan_record
 from analysis.report.documents import (
@@ -91,16 +94,29 @@ def _row_name(plan: dict, df: pd.DataFrame) -> pd.Series:
             + df.engine)
 
 
+def not_applicable(plan: dict, t: pd.DataFrame) -> pd.DataFrame:
+    """Per queried file (format, variant), every engine that cannot read its format, with the
+    reason the registry gives."""
+    files = t[["format", "variant"]].drop_duplicates()
+    rows = [{"format": f, "variant": v, "engine": e.name,
+             "reason": e.not_applicable[plan_record.adapter(plan, f)]}
+            for f, v in files.itertuples(index=False) for e in ENGINES.values()
+            if plan_record.adapter(plan, f) in e.not_applicable]
+    return pd.DataFrame(rows, columns=["format", "variant", "engine", "reason"])
+
+
 def _pivot(plan: dict, t: pd.DataFrame, mode: str, value: str, digits: int) -> pd.DataFrame:
     """Rows: format · engine in config order; columns: tasks; a cold figure not verified cold
-    carries a †."""
+    carries a †, an engine that cannot read the format "n/a"."""
     d = t[t["mode"] == mode]
     if d.empty:
         return pd.DataFrame()
     order = {f: i for i, f in enumerate(plan_record.format_names(plan))}
-    d = d.assign(row=_row_name(plan, d), rank=d.format.map(lambda f: order.get(f, len(order))))
     flag = d.cold_verified.map(lambda v: " †" if v is False else "")
     d = d.assign(cell=d[value].map(lambda v: "" if pd.isna(v) else f"{v:,.{digits}f}") + flag)
+    na = not_applicable(plan, d).merge(d[["task"]].drop_duplicates(), how="cross")
+    d = pd.concat([d, na.assign(cell="n/a")], ignore_index=True)
+    d = d.assign(row=_row_name(plan, d), rank=d.format.map(lambda f: order.get(f, len(order))))
     wide = d.pivot_table(index=["rank", "row"], columns="task", values="cell", aggfunc="first")
     wide.columns = [f"task {n}" for n in wide.columns]
     return wide.reset_index().drop(columns="rank").rename(columns={"row": "format · engine"})
@@ -142,7 +158,16 @@ def query_sections(plan: dict, t: pd.DataFrame, rows: pd.DataFrame) -> list[Sect
         ("Cold cache: rate relative to " + base, _pivot(plan, t, "cold", "ratio_to_baseline", 2)),
         ("What each task reads: columns, and their compressed bytes per event in each file",
          _bytes(plan, t)),
+        ("Not applicable: engines that cannot read a queried format, and why",
+         _reasons(plan, t)),
     ]
+
+
+def _reasons(plan: dict, t: pd.DataFrame) -> pd.DataFrame | str:
+    na = not_applicable(plan, t)
+    if na.empty:
+        return "None: no engine of the registry marks a queried format as one it cannot read."
+    return pd.DataFrame({"format · engine": _row_name(plan, na), "reason": na.reason})
 
 
 def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str | Path,

@@ -51,6 +51,15 @@ def test_reference_selects_something(source: Path, expected: T.Hists) -> None:
     assert passing(source, T.TASKS[5]) == expected["dimuon_met"].sum(flow=True)
 
 
+def test_a_format_not_applicable_is_one_the_engine_does_not_read() -> None:
+    """A reason is given only for a known format the engine leaves out; coffea gives one for
+    Arrow IPC, which the awkward and polars engines read."""
+    for e in ENGINES.values():
+        assert set(e.not_applicable) <= set(formats.names()) - e.formats, e.name
+        assert all(e.not_applicable.values()), e.name
+    assert set(ENGINES["coffea"].not_applicable) == {"feather"}
+
+
 # -- the comparison and the binning --------------------------------------------------------
 
 

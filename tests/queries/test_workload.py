@@ -5,6 +5,7 @@ records, and a dry run of the `queries` target."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_query_is_measured_and_checked(written, source: Path, reference_file: Pa
     rows = doc["queries"]
     # every engine reading Parquet, both tasks, both cache modes
     assert {(r["engine"], r["task"], r["mode"]) for r in rows} == {
-        (e, t, m) for e in ("awkward", "duckdb", "polars") for t in (1, 5)
+        (e, t, m) for e in ("awkward", "duckdb", "polars", "coffea") for t in (1, 5)
         for m in ("cold", "warm")}
     selected = {r["task"]: r["selected_events"] for r in rows}
     assert selected == {1: N_EVENTS, 5: passing(source, T.TASKS[5])}
@@ -77,6 +78,18 @@ def test_an_engine_must_read_the_format(written, source: Path, reference_file: P
     assert _query(written("parquet", "zstd-3"), source, reference_file, tmp_path / "q.json",
                   "--engines", "rdataframe") == 2
     assert "rdataframe does not read parquet" in capsys.readouterr().err
+
+
+def test_a_format_an_engine_cannot_read_says_why(written, source: Path, reference_file: Path,
+                                                 tmp_path: Path, capsys) -> None:
+    out = tmp_path / "q.json"
+    assert main(["query", str(written("feather", "zstd-3")), "--source", str(source),
+                 "--reference", str(reference_file), "--format", "feather", "--variant",
+                 "zstd-3", "--cluster-size", str(CLUSTER_SIZE), "--tasks", "1", "--engines",
+                 "coffea", "-o", str(out)]) == 2
+    assert "coffea does not read feather files (coffea reads no Arrow IPC file" in \
+        capsys.readouterr().err
+    assert not out.exists()
 
 
 # -- on a Dask cluster -----------------------------------------------------------------------
@@ -116,7 +129,7 @@ def test_query_runs_on_a_dask_scheduler(written, source: Path, reference_file: P
     assert _query(written("parquet", "zstd-3"), source, reference_file, out,
                   "--dask-scheduler", dask_cluster, "--modes", "warm") == 0
     doc = json.loads(out.read_text())
-    assert {r["engine"] for r in doc["queries"]} == {"awkward", "duckdb", "polars",
+    assert {r["engine"] for r in doc["queries"]} == {"awkward", "duckdb", "polars", "coffea",
                                                      "awkward-dask"}
     assert doc["scheduler"] == dask_cluster
 
@@ -134,9 +147,9 @@ def test_each_format_is_queried_at_its_zstd_variant_and_largest_size(config: dic
     assert {f.stem: e for f, e in plan.items()} == {
         f"{s}/{fmt}/zstd-{lvl}/c1500": engines
         for s in ("DYJetsToLL", "TTJets")
-        for fmt, lvl, engines in (("ttree", 5, ["rdataframe", "awkward"]),
-                                  ("parquet", 3, ["awkward", "duckdb", "polars"]),
-                                  ("parquet_bss", 3, ["awkward", "duckdb", "polars"]))}
+        for fmt, lvl, engines in (("ttree", 5, ["rdataframe", "awkward", "coffea"]),
+                                  ("parquet", 3, ["awkward", "duckdb", "polars", "coffea"]),
+                                  ("parquet_bss", 3, ["awkward", "duckdb", "polars", "coffea"]))}
 
 
 def test_queries_files_and_switching_queries_off(config: dict) -> None:
@@ -209,6 +222,28 @@ def test_table_from_hand_made_records(config: dict, tmp_path: Path) -> None:
                          tmp_path / "tables" / "queries-provenance.json", plan, tmp_path / "fig")
     assert [p.name for p in drawn] == ["query_throughput.png", "query_throughput.pdf"]
     assert all(p.stat().st_size > 10_000 for p in drawn)
+
+
+def test_an_engine_that_cannot_read_a_format_is_listed_not_applicable(config: dict,
+                                                                     tmp_path: Path) -> None:
+    """Arrow IPC queried by polars: the coffea engine, which has no Arrow IPC reader, has a row
+    of "n/a" and its reason (never a silent gap); no n/a row for the TTree, which it reads."""
+    from analysis.provenance import collect
+    from analysis.queries import ENGINES
+    from analysis.report.queries import tabulate_queries
+
+    prov = collect(data_path=tmp_path)
+    files = [_record(tmp_path / "ttree.json", "A", "ttree",
+                     [_row(1, "rdataframe", "warm", 0.1, None)], prov),
+             _record(tmp_path / "feather.json", "A", "feather",
+                     [_row(1, "polars", "warm", 0.05, None)], prov)]
+    tabulate_queries(record(config), files, tmp_path / "tables")
+    md = (tmp_path / "tables" / "queries.md").read_text()
+    assert re.search(r"\| feather zstd-3 · coffea +\| n/a +\|", md)  # the events/s table
+    assert ENGINES["coffea"].not_applicable["feather"] in md
+    assert "TTree zstd-5 · coffea" not in md
+    t = pd.read_csv(tmp_path / "tables" / "queries.csv", comment="#")
+    assert set(t.engine) == {"rdataframe", "polars"}  # the CSV holds measurements only
 
 
 # -- the workflow -------------------------------------------------------------------------------
