@@ -22,13 +22,10 @@ SELECTION = ["nMuon", "Muon_pt", "Muon_eta", "Muon_phi", "MET_pt",
 
 
 def compressed_variant(fmt: str) -> str:
-    """The first variant the adapter names for tests that compresses (else its plainest): what
-    the scan and fault tests write, so that a read (and damage) meets a decompressor."""
+    """The adapter's :attr:`~analysis.formats.base.Format.compressed_variant`."""
     from analysis import formats
 
-    f = formats.get(fmt)
-    return next((v for v in f.tested_variants
-                 if f.variant(v).algorithm not in ("none", "default")), f.plain)
+    return formats.get(fmt).compressed_variant
 
 
 @pytest.fixture(scope="session")

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CLUSTER_SIZE, compressed_variant
+from conftest import CLUSTER_SIZE, N_EVENTS, compressed_variant
 
 from analysis import formats
 from analysis.errors import MAX_CHARS
 from analysis.measure import isolated, memcap
+from analysis.records import SizeRecord
 from analysis.samples.source import read_source_meta
 
 HEPFMT = [sys.executable, "-m", "analysis.cli"]
@@ -197,7 +198,10 @@ def test_root_readers_on_a_damaged_tree(reader, kind, written, source, tmp_path)
     good = written("ttree", VARIANT["ttree"])
     bad = damaged(good, tmp_path / good.name, kind)
     record = tmp_path / "size.json"
-    record.write_text(json.dumps({"file_bytes": bad.stat().st_size, "zip_bytes_by_branch": {}}))
+    record.write_text(json.dumps(SizeRecord(
+        sample="dy", process="DYJetsToLL", format="ttree", variant=VARIANT["ttree"],
+        cluster_size=CLUSTER_SIZE, n_events=N_EVENTS, file_bytes=bad.stat().st_size,
+        naive_bytes=1.0, normalized_size=1.0, provenance={}).as_dict()))
     _measure(bad, source, "ttree", reader, tmp_path / "m.json", "--size-record", record)
 
 

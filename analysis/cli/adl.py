@@ -13,7 +13,7 @@ from analysis.errors import UsageError
 
 def cmd_query_reference(a: argparse.Namespace) -> None:
     from analysis.measure import memcap
-    from analysis.measure.queries import write_reference
+    from analysis.measure.workload import write_reference
     from analysis.samples.source import read_source_meta
 
     with memcap.capped(a.source, read_source_meta(a.source)["naive_bytes"]):
@@ -23,8 +23,8 @@ def cmd_query_reference(a: argparse.Namespace) -> None:
 def cmd_query(a: argparse.Namespace) -> None:
     import tempfile
 
-    from analysis.measure.queries import measure_queries, write_reference
     from analysis.measure.timing import QUERY_MIN_REPETITIONS
+    from analysis.measure.workload import measure_queries, write_reference
     from analysis.queries import reading
 
     if a.repetitions < QUERY_MIN_REPETITIONS:
@@ -51,7 +51,7 @@ def cmd_query(a: argparse.Namespace) -> None:
 
 def cmd_tabulate_queries(a: argparse.Namespace) -> None:
     from analysis.report import plan_record
-    from analysis.report.queries import tabulate_queries
+    from analysis.report.query_tables import tabulate_queries
 
     tabulate_queries(plan_record.load(a.plan), a.queries, a.output, a.provenance)
 

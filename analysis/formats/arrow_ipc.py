@@ -302,7 +302,7 @@ FORMAT = Format(
     levels=pyarrow_levels(["lz4", "zstd"]),
     write=write, describe=describe, options=frozenset(), blocks=blocks,
     readers={"pyarrow": arrow_reader(
-        "pyarrow", "pyarrow", _prepare, _chunks, _check, bare=_bare,
+        "pyarrow", "pyarrow", _prepare, _chunks, _check, bare=_bare, marks_clusters=True,
         # analysis/plan/cost.py says how it was measured
         cost=ReadCost(0.3, ReadParts(0.0012, 0.0002, 2_690_000), ReadParts(0.0021, 0.0, 53_600)))},
     write_cost=WriteParts(0.42, 12_500, "zstd-3"),

@@ -224,6 +224,10 @@ class Reader:
     on_storage: bool = False
     #: what planning assumes it costs (None: the slowest reader of its format, else of all)
     cost: ReadCost | None = None
+    #: its scan marks the end of every cluster / row group of the file (a chunk each, so a
+    #: read's steady rate is found from its own chunks); False: the library decodes the file
+    #: in one call, or in batches of its own size
+    marks_clusters: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,14 @@ class Format:
     @property
     def tested_variants(self) -> tuple[str, ...]:
         return self.test_variants or (self.plain,)
+
+    @property
+    def compressed_variant(self) -> str:
+        """The first tested variant that compresses (else the plainest): what the scan and
+        fault tests and ``tools/fault_study.py`` write, so that a read (and damage) meets a
+        decompressor."""
+        return next((v for v in self.tested_variants
+                     if self.variant(v).algorithm not in ("none", "default")), self.plain)
 
     def variant(self, text: str, key: str = "variant") -> Variant:
         return Variant.parse(text, set(self.algorithms), self.dictionary, key, self.levels)

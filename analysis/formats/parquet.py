@@ -338,7 +338,7 @@ FORMAT = Format(
     readers={
         "pyarrow": arrow_reader(
             "pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks, _check_branches,
-            bare=_bare_pyarrow, url_scheme="http", on_storage=True,
+            bare=_bare_pyarrow, url_scheme="http", on_storage=True, marks_clusters=True,
             cost=ReadCost(0.4, ReadParts(0.016, 0.0002, 2_260_000), ReadParts(0.012, 0.0, 29_200))),
         "awkward": Reader(
             "awkward", "awkward", _prepare_awkward, _read_awkward, _scan_awkward,

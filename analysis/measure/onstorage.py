@@ -35,13 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from analysis import formats
-from analysis.atomic import write_json
 from analysis.errors import InputError, UsageError
 from analysis.formats.base import Reader
 from analysis.measure.reads import ALL, ReadSpec, spawn_reads, zip_bytes_of
 from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
 from analysis.measure.timing import Stopping
 from analysis.provenance import collect
+from analysis.records import StorageRecord
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import summarize
 
@@ -229,15 +229,13 @@ def measure_storage(path: str | Path, source: str | Path, format_name: str, vari
             print(f"storage profile {storage_name} skipped: {exc}")
             continue
         status[storage_name]["status"] = "measured"
-    doc = {
-        "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": name or format_name, "adapter": format_name, "variant": variant,
-        "cluster_size": cluster_size, "n_events": meta["n_events"],
-        "file_bytes": path.stat().st_size, "profiles": status, "skipped_reads": skipped,
-        "reads": reads, "provenance": collect(data_path=path.parent),
-    }
-    write_json(out, doc)
-    return doc
+    return StorageRecord(
+        file=str(path), sample=meta["sample"], process=meta["process"],
+        format=name or format_name, adapter=format_name, variant=variant,
+        cluster_size=cluster_size, n_events=meta["n_events"],
+        file_bytes=path.stat().st_size, profiles=status, skipped_reads=skipped,
+        reads=reads, provenance=collect(data_path=path.parent),
+    ).write(out)
 
 
 def _why_not(storage: Storage, adapter: str, reader: Reader) -> str | None:

@@ -46,8 +46,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis import formats, records
-from analysis.atomic import write_json
+from analysis import formats
 from analysis.defaults import default
 from analysis.errors import (
     HepfmtError,
@@ -68,6 +67,7 @@ from analysis.measure.reads import (
 from analysis.measure.timing import Stopping
 from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
+from analysis.records import PairRecord, SizeRecord
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import sharp
 
@@ -287,13 +287,12 @@ def _start(spec: PairSpec, name: str, n_events: int, naive: float, tmp: Path
     try:
         for s in SIDES:
             side: PairSide = getattr(spec, s)
-            record = records.load(side.size_record, ("file_bytes",), "size record") \
-                if side.size_record else {}
-            proof = record.get("proofs", {}).get(side.reader)
+            record = SizeRecord.load(side.size_record) if side.size_record else None
+            proof = record.proofs.get(side.reader) if record else None
             if proof is not None and not proof["ok"]:
                 raise VerificationError(side.path, f"{side.reader} failed its proof at "
                                                    f"convert: {proof['error']}")
-            digest = record.get("digest", "") if proof is not None else ""
+            digest = record.digest if record and proof is not None else ""
             ws = WorkerSpec(side.path, spec.source, formats.entry(side.adapter).module,
                             side.reader, spec.selections[name], spec.threads, n_events, digest)
             workers[s] = Worker(ws, f"{side.reader}/{name} read (pair {spec.label!r})",
@@ -407,8 +406,7 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
         if side.reader not in formats.get(side.adapter).readers:
             raise VerificationError(side.path, f"format {side.adapter} has no reader "
                                                f"{side.reader!r}")
-        zip_by_branch = records.load(side.size_record, ("zip_bytes_by_branch",),
-                                     "size record")["zip_bytes_by_branch"] \
+        zip_by_branch = SizeRecord.load(side.size_record).zip_bytes_by_branch \
             if side.size_record else {}
         sides[s] = {**dataclasses.asdict(side), "file_bytes": Path(side.path).stat().st_size,
                     "library": formats.get(side.adapter).readers[side.reader].library,
@@ -431,16 +429,13 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
         side = getattr(spec, s)
         sides[s]["bounds"] = codec_bounds(side.path, side.adapter, spec.selections, meta,
                                           spec.timeout)
-    doc = {"pair": spec.label, "sample": meta["sample"], "process": meta["process"],
-           "cluster_size": spec.cluster_size, "n_events": n_events, "threads": spec.threads,
-           "file_events": spec.file_events,
-           "sides": sides, "max_load": spec.max_load,
-           "stopping": dataclasses.asdict(spec.stopping()), "rounds": spec.rounds,
-           "selections": selections,
-           "provenance": collect(data_path=Path(spec.ttree.path).parent)}
-    doc["summary"] = summarize_pair(doc)
-    write_json(out, doc)
-    return doc
+    record = PairRecord(
+        pair=spec.label, sample=meta["sample"], process=meta["process"],
+        cluster_size=spec.cluster_size, n_events=n_events, threads=spec.threads,
+        file_events=spec.file_events, sides=sides, max_load=spec.max_load,
+        stopping=dataclasses.asdict(spec.stopping()), rounds=spec.rounds,
+        selections=selections, provenance=collect(data_path=Path(spec.ttree.path).parent))
+    return dataclasses.replace(record, summary=summarize_pair(record.as_dict())).write(out)
 
 
 if __name__ == "__main__":  # a worker: python -m analysis.measure.pairs CMD_FD RESULT_FD SPEC

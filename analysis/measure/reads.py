@@ -45,8 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import formats, records
-from analysis.atomic import write_json
+from analysis import formats
 from analysis.defaults import default
 from analysis.errors import InputError, VerificationError, exit_with
 from analysis.formats.base import Marks, Reader, is_url
@@ -57,6 +56,7 @@ from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
+from analysis.records import ReadRecord, SizeRecord
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
@@ -387,7 +387,7 @@ def _size_record_of(path: Path, size_record: str | Path | None) -> dict:
     content is checked, where a proof depends on it, by the measurement: :func:`_prime`)."""
     if size_record is None:
         return {}
-    doc = records.load(size_record, ("file_bytes",), "size record")
+    doc = SizeRecord.load(size_record).as_dict()
     if doc["file_bytes"] != path.stat().st_size:
         raise InputError(size_record, f"describes a file of {doc['file_bytes']} bytes, "
                                       f"{path} has {path.stat().st_size}")
@@ -463,15 +463,12 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     bounds = codec_bounds(path, format_name, branches_of, meta, timeout)
     for r in reads:
         r.update(bound_fractions(r["events_per_s_steady"], bounds.get(r["selection"])))
-    doc = {
-        "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": name or format_name, "adapter": format_name, "variant": variant,
-        "cluster_size": cluster_size,
-        "n_events": meta["n_events"], "reads": reads, "bounds": bounds,
-        "provenance": provenance,
-    }
-    write_json(out, doc)
-    return doc
+    return ReadRecord(
+        file=str(path), sample=meta["sample"], process=meta["process"],
+        format=name or format_name, adapter=format_name, variant=variant,
+        cluster_size=cluster_size, n_events=meta["n_events"], reads=reads, bounds=bounds,
+        provenance=provenance,
+    ).write(out)
 
 
 if __name__ == "__main__":  # a measurement process: python -m analysis.measure.reads BATCH_JSON OUT

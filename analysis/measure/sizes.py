@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysis import formats
-from analysis.atomic import write_json
 from analysis.measure import digest as content_digest
 from analysis.provenance import collect
+from analysis.records import SizeRecord
 from analysis.samples.source import read_source_meta, schema_of
 
 TRIGGERS = "triggers"
@@ -70,14 +70,12 @@ def write_size_record(path: str | Path, name: str, adapter: str, variant: str,
     content still has ``digest`` (:func:`analysis.measure.digest.of`, taken before the proofs
     were made, so that a change while they ran is a mismatch too; default: taken now)."""
     meta = read_source_meta(source)
-    doc = {
-        "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": name, "adapter": adapter,
-        "variant": variant, "cluster_size": cluster_size, "options": options or {},
-        "verified": unverifiable is None, "unverifiable": unverifiable,
-        "proofs": proofs or {}, "digest": digest or content_digest.of(path),
-        "n_events": meta["n_events"], **size_record(path, adapter, source),
-        "provenance": collect(data_path=Path(path).parent),
-    }
-    write_json(out, doc)
-    return doc
+    return SizeRecord(
+        file=str(path), sample=meta["sample"], process=meta["process"],
+        format=name, adapter=adapter,
+        variant=variant, cluster_size=cluster_size, options=options or {},
+        verified=unverifiable is None, unverifiable=unverifiable,
+        proofs=proofs or {}, digest=digest or content_digest.of(path),
+        n_events=meta["n_events"], **size_record(path, adapter, source),
+        provenance=collect(data_path=Path(path).parent),
+    ).write(out)

@@ -41,7 +41,7 @@ RESOLVED_CONFIG = "{results}/config.yaml"
 PROVENANCE = "{results}/provenance.json"
 PLAN_RECORD = "{results}/plan.json"  # what the report needs of the plan (analysis.plan.record)
 TABLE = "{results}/tables/{name}.{ext}"
-#: The analysis queries (analysis.measure.queries): one record per queried file, the reference
+#: The analysis queries (analysis.measure.workload): one record per queried file, the reference
 #: answers once per sample, and the queries table's own provenance (the target runs without
 #: the read study's tabulate, whose provenance.json it therefore cannot share).
 QUERY = "{results}/queries/" + STEM + ".json"

@@ -8,39 +8,36 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import paired, records
+from analysis import paired
 from analysis.errors import InputError
+from analysis.records import PairRecord, ReadRecord, SizeRecord
 from analysis.report.documents import (
     cpus_of,
 )
-from analysis.report.frames import KEYS, OWN_CHUNKS, PART_COLUMNS
+from analysis.report.frames import OWN_CHUNKS, PART_COLUMNS
 from analysis.stats import (
     median_interval,
     parts_of,
 )
-
-FILE_KEYS = ("sample", "process", *KEYS, "n_events", "provenance")
 
 
 def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
     """One row per written file: its size figures and compressed bytes per branch group."""
     rows, provs = [], []
     for p in paths:
-        doc = records.load(p, (*FILE_KEYS, "file_bytes", "naive_bytes", "normalized_size"))
-        groups = {f"zip_bytes:{g}": v for g, v in doc.get("zip_bytes_by_group", {}).items()}
+        doc = SizeRecord.load(p)
+        groups = {f"zip_bytes:{g}": v for g, v in doc.zip_bytes_by_group.items()}
         # what is in no branch's data: headers, footers, keys, basket/page headers, offsets
         # the adapter does not attribute to a branch
         # (all of it is "unattributed" when the adapter cannot split bytes by branch)
         rest = "metadata" if groups else "unattributed"
-        groups[f"zip_bytes:{rest}"] = doc["file_bytes"] - sum(groups.values())
-        rows.append({**{k: doc[k] for k in FILE_KEYS if k != "provenance"},
-                     "adapter": doc.get("adapter", doc["format"]),
-                     "cpu": cpus_of([doc["provenance"]])[0],
-                     "file_bytes": doc["file_bytes"], "naive_bytes": doc["naive_bytes"],
-                     "normalized_size": doc["normalized_size"],
-                     "normalized_size_no_triggers": doc.get("normalized_size_no_triggers"),
+        groups[f"zip_bytes:{rest}"] = doc.file_bytes - sum(groups.values())
+        rows.append({**doc.identity(), "cpu": cpus_of([doc.provenance])[0],
+                     "file_bytes": doc.file_bytes, "naive_bytes": doc.naive_bytes,
+                     "normalized_size": doc.normalized_size,
+                     "normalized_size_no_triggers": doc.normalized_size_no_triggers,
                      **groups})
-        provs.append(doc["provenance"])
+        provs.append(doc.provenance)
     return pd.DataFrame(rows), provs
 
 
@@ -58,26 +55,20 @@ def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame,
     """One row per (file, reader, selection, mode), and one per timed repetition."""
     reads, reps, provs = [], [], []
     for p in paths:
-        doc = records.load(p, (*FILE_KEYS, "reads"))
-        base = {k: doc[k] for k in FILE_KEYS if k != "provenance"}
-        base["adapter"] = doc.get("adapter", doc["format"])
-        for r in doc["reads"]:
+        doc = ReadRecord.load(p)
+        base = doc.identity()
+        for r in doc.reads:
             reads.append({**base, **_read_defaults(r["repetitions"]),
                           **{k: v for k, v in r.items() if k != "repetitions"}})
             for i, rep in enumerate(r["repetitions"]):
                 reps.append({**base, **{k: r[k] for k in ("reader", "threads", "selection",
                                                           "mode")},
                              "repetition": i, **rep})
-        provs.append(doc["provenance"])
+        provs.append(doc.provenance)
     reads = pd.DataFrame(reads)
     for c in PART_COLUMNS if not reads.empty else ():
         reads[c] = pd.to_numeric(reads[c])  # None -> NaN, so that means skip it
     return reads, pd.DataFrame(reps), provs
-
-
-#: What a paired measurement (``hepfmt pair``) must hold to be tabulated.
-_PAIR_BASE = ("pair", "sample", "process", "cluster_size", "threads", "n_events", "sides",
-              "selections", "provenance")
 
 
 #: The cache mode of every paired read: the page cache is warm (the digest check read the files
@@ -125,7 +116,7 @@ def load_pairs(paths: Iterable[str | Path],
     ratios, sides, provs = [], [], []
     seen: dict[tuple, str | Path] = {}
     for p in paths:
-        doc = records.load(p, _PAIR_BASE, "paired measurement (from 'hepfmt pair')")
+        doc = PairRecord.load(p).as_dict()
         try:
             r, s = _pair_rows(doc, file_events)
             for sel in doc["selections"]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import records
 from analysis.atomic import write_json
 from analysis.errors import InputError
+from analysis.records import StorageRecord
 from analysis.report import sections
 from analysis.report.documents import (
     merged_provenance,
@@ -19,7 +19,6 @@ from analysis.report.documents import (
     write_doc,
 )
 from analysis.report.frames import KEYS, all_verified, with_labels
-from analysis.report.load import FILE_KEYS
 
 #: One storage read: a file, where it was read from, how, and which branches.
 STORAGE_KEYS = ["sample", *KEYS, "profile", "reader", "selection"]
@@ -39,21 +38,19 @@ def load_storage(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]
     (``status`` skipped, with the ``reason``): a skip is shown, never dropped."""
     rows, provs = [], []
     for path in paths:
-        doc = records.load(path, (*FILE_KEYS, "profiles", "reads", "skipped_reads"),
-                           "storage measurement (from 'hepfmt storage')")
-        provs.append(doc["provenance"])
-        base = {k: doc[k] for k in ("sample", "process", *KEYS, "adapter", "n_events",
-                                    "file_bytes")}
-        for r in doc["reads"]:
+        doc = StorageRecord.load(path)
+        provs.append(doc.provenance)
+        base = {**doc.identity(), "file_bytes": doc.file_bytes}
+        for r in doc.reads:
             counted_by, requests, nbytes = _asked(r)
             rows.append({**base, **{k: v for k, v in r.items() if k != "repetitions"},
                          "status": "measured", "counted_by": counted_by,
                          "requests": requests, "bytes": nbytes})
-        for name, p in doc["profiles"].items():
+        for name, p in doc.profiles.items():
             if p["status"] == "skipped":
                 rows.append({**base, "profile": name, "status": "skipped",
                              "reason": p["reason"]})
-        rows += [{**base, **s, "status": "skipped"} for s in doc["skipped_reads"]]
+        rows += [{**base, **s, "status": "skipped"} for s in doc.skipped_reads]
     return pd.DataFrame(rows), provs
 
 

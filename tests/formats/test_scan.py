@@ -13,10 +13,6 @@ from analysis.formats.base import Marks
 
 VARIANT = {f: compressed_variant(f) for f in formats.names()}
 SCANS = [(f, r) for f in VARIANT for r in formats.get(f).readers]
-#: readers whose marks follow the file's clusters ([250, 250, 100]); the others decode the
-#: file in one call, by column (HDF5) or in batches of their own size (Lance, Vortex)
-PER_CLUSTER = {("parquet", "pyarrow"), ("feather", "pyarrow"), ("ttree", "rdf"),
-               ("ttree", "ttreereader"), ("ttree", "getentry"), ("rntuple", "rdf")}
 
 
 @pytest.mark.parametrize(("fmt", "reader"), SCANS, ids=[f"{f}-{r}" for f, r in SCANS])
@@ -38,7 +34,7 @@ def test_scan_reads_every_entry_that_read_reads(written, source_meta, selection,
         times = ([marks.opened_at] if marks.opened_at is not None else []) + \
             [t for _, t in marks.chunks]
         assert times == sorted(times) and start <= times[0] and times[-1] <= end
-        if (fmt, reader) in PER_CLUSTER:
+        if r.marks_clusters:  # the adapter says its marks follow the clusters
             assert [n for n, _ in marks.chunks] == [250, 500, 600]
 
 

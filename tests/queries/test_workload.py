@@ -188,7 +188,7 @@ def _record(path: Path, sample: str, fmt: str, rows: list[dict], provenance: dic
 def test_table_from_hand_made_records(config: dict, tmp_path: Path) -> None:
     from analysis.provenance import collect
     from analysis.report import figures
-    from analysis.report.queries import tabulate_queries
+    from analysis.report.query_tables import tabulate_queries
 
     prov = collect(data_path=tmp_path)
     files = []
@@ -230,7 +230,7 @@ def test_an_engine_that_cannot_read_a_format_is_listed_not_applicable(config: di
     of "n/a" and its reason (never a silent gap); no n/a row for the TTree, which it reads."""
     from analysis.provenance import collect
     from analysis.queries import ENGINES
-    from analysis.report.queries import tabulate_queries
+    from analysis.report.query_tables import tabulate_queries
 
     prov = collect(data_path=tmp_path)
     files = [_record(tmp_path / "ttree.json", "A", "ttree",

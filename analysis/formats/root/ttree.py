@@ -349,7 +349,8 @@ def _unverifiable(options: dict) -> str | None:
 #: uproot and RDataFrame's loop, which the TTree and the RNTuple share
 UPROOT = Reader("uproot", "uproot", _prepare_uproot, _read_uproot, _scan_uproot,
                 bare=_bare_uproot, url_scheme="root", on_storage=True)
-RDF = compiled_reader("rdf", "rdf", "RDataFrame", bare=_bare_compiled("rdf"), on_storage=True)
+RDF = compiled_reader("rdf", "rdf", "RDataFrame", bare=_bare_compiled("rdf"), on_storage=True,
+                      marks_clusters=True)
 
 
 FORMAT = Format(
@@ -363,11 +364,12 @@ FORMAT = Format(
                                           ReadParts(0.30, 0.67, 4_170))),
         "ttreereader": compiled_reader(
             "ttreereader", "ttreereader", "TTreeReader", bare=_bare_compiled("ttreereader"),
-            on_storage=True, cost=ReadCost(1.0, ReadParts(0.007, 0.007, 1_680_000),
-                                           ReadParts(0.085, 0.62, 5_660))),
+            on_storage=True, marks_clusters=True,
+            cost=ReadCost(1.0, ReadParts(0.007, 0.007, 1_680_000),
+                          ReadParts(0.085, 0.62, 5_660))),
         "getentry": compiled_reader(
             "getentry", "getentry", "TTree::GetEntry", bare=_bare_compiled("getentry"),
-            cost=ReadCost(1.0, ReadParts(0.017, 0.003, 232_000),
+            marks_clusters=True, cost=ReadCost(1.0, ReadParts(0.017, 0.003, 232_000),
                           ReadParts(0.84, 0.0008, 12_400))),
         "columnar": COLUMNAR_READER,
         "uproot": replace(UPROOT, cost=ReadCost(0.6, ReadParts(0.26, 0.0, 780_000),

@@ -46,6 +46,7 @@ from analysis.measure.timing import Stopping, repeat
 from analysis.provenance import collect
 from analysis.queries import tasks as T
 from analysis.queries.reference import compare, summary
+from analysis.records import QueryRecord
 from analysis.samples.source import read_source_meta
 from analysis.stats import summarize
 
@@ -195,7 +196,7 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
     for e in engines:
         spec = QuerySpec(str(path), str(reference), e, list(numbers), list(modes), repetitions,
                          threads, scheduler if queries.engine(e).distributed else "")
-        res = isolated.spawn("analysis.measure.queries", spec, path, f"{e} queries", timeout,
+        res = isolated.spawn("analysis.measure.workload", spec, path, f"{e} queries", timeout,
                              data_bytes=meta["naive_bytes"], threads=threads)
         for task in T.select(numbers):
             tres = res["tasks"][str(task.number)]
@@ -203,15 +204,13 @@ def measure_queries(path: str | Path, source: str | Path, reference: str | Path,
                 rows.append(_record(task, e, mode, reps, tres, ref, zip_by_branch,
                                     meta["n_events"], fs_verifiable)
                             | {"process_peak_rss_bytes": res["process_peak_rss_bytes"]})
-    doc = {
-        "file": str(path), "sample": meta["sample"], "process": meta["process"],
-        "format": name or format_name, "adapter": format_name, "variant": variant,
-        "cluster_size": cluster_size, "n_events": meta["n_events"], "threads": threads,
-        "scheduler": scheduler, "queries": rows, "provenance": provenance,
-    }
-    write_json(out, doc)
-    return doc
+    return QueryRecord(
+        file=str(path), sample=meta["sample"], process=meta["process"],
+        format=name or format_name, adapter=format_name, variant=variant,
+        cluster_size=cluster_size, n_events=meta["n_events"], threads=threads,
+        scheduler=scheduler, queries=rows, provenance=provenance,
+    ).write(out)
 
 
-if __name__ == "__main__":  # a measurement process: python -m analysis.measure.queries SPEC OUT
+if __name__ == "__main__":  # a measurement process: python -m analysis.measure.workload SPEC OUT
     exit_with(isolated.child(sys.argv[1:], QuerySpec, run_queries))

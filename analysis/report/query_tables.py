@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import records
 from analysis.atomic import write_json
 from analysis.queries import ENGINES
 from analysis.queries.tasks import TASKS
+from analysis.records import QueryRecord
 from analysis.report import plan_record
 from analysis.report.documents import (
     Section,
@@ -33,20 +33,18 @@ from analysis.report.frames import all_verified, mean_std, with_labels
 QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
 #: The baseline of the ratio column: this engine on the first TTree format of the plan.
 BASELINE_ENGINE, BASELINE_ADAPTER = "rdataframe", "ttree"
-_RECORD = ("file", "sample", "format", "variant", "cluster_size", "n_events", "queries",
-           "provenance")
 
 
 def load_queries(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
     """One row per (file, engine, task, mode) of the records of ``hepfmt query``."""
     rows, provs = [], []
     for p in paths:
-        doc = records.load(p, _RECORD, "query measurement (from 'hepfmt query')")
-        base = {k: doc[k] for k in ("sample", "format", "variant", "cluster_size", "n_events")}
-        for q in doc["queries"]:
+        doc = QueryRecord.load(p)
+        base = {k: v for k, v in doc.identity().items() if k not in ("process", "adapter")}
+        for q in doc.queries:
             rows.append({**base, **{k: v for k, v in q.items() if k != "repetitions"},
                          "n_columns": len(q["columns"])})
-        provs.append(doc["provenance"])
+        provs.append(doc.provenance)
     return pd.DataFrame(rows), provs
 
 
