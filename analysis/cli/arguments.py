@@ -52,7 +52,7 @@ def resolved_selections(a: argparse.Namespace) -> dict[str, list[str] | str]:
         try:
             out[name] = resolve(sel, schema)
         except Unresolved as exc:
-            raise ConfigError(f"--selection {name}", f"{exc} of {a.source}") from None
+            raise UsageError(f"--selection {name}", f"{exc} of {a.source}") from None
     return out
 
 
