@@ -57,6 +57,29 @@ def test_query_is_measured_and_checked(written, source: Path, reference_file: Pa
         assert r["columns"] == list(T.TASKS[r["task"]].columns) and r["zip_bytes"] > 0
         assert (r["cold_verified"] is None) == (r["mode"] == "warm")
     assert doc["n_events"] == N_EVENTS and doc["format"] == "parquet"
+    _check_first_histogram(doc, {"awkward", "duckdb", "polars", "coffea"})
+
+
+def _check_first_histogram(doc: dict, engines: set[str]) -> None:
+    """Each engine's first run in its process is timed: the first task's, on a cached file."""
+    first = doc["first_histogram"]
+    assert set(first) == engines
+    for e, f in first.items():
+        assert f["task"] == 1 and f["wall_s"] > 0 and f["cpu_s"] > 0, e
+        assert f["resident_pages"] == f["pages"] > 0, e  # warm, as it says
+
+
+def test_time_to_first_histogram_on_a_root_file(written, source: Path, reference_file: Path,
+                                                tmp_path: Path) -> None:
+    """RDataFrame's first run (the RDataFrame's construction and its graph's JIT in it) is
+    timed and recorded like the columnar engines'."""
+    out = tmp_path / "q.json"
+    assert main(["query", str(written("ttree", "zstd-5")), "--source", str(source),
+                 "--reference", str(reference_file), "--format", "ttree", "--variant",
+                 "zstd-5", "--cluster-size", str(CLUSTER_SIZE), "--tasks", "1", "--engines",
+                 "rdataframe", "--modes", "warm", "--repetitions", "5", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    _check_first_histogram(doc, {"rdataframe"})
 
 
 def test_a_wrong_answer_fails_the_measurement(written, source: Path, reference_file: Path,
