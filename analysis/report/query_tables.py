@@ -241,8 +241,9 @@ def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str
     prov = merged_provenance(plan["config"], out, provs, len(query_files),
                              rows if not rows.empty else pd.DataFrame({"n": []}))
     counts = (f"{len(query_files)} files queried; {len(rows)} task × engine × cache-mode "
-              f"measurements of {prov['repetitions']} timed repetitions each (after one untimed "
-              "run; every run's histograms equal the reference's); spread = std over samples")
+              f"measurements of {prov['repetitions']} timed repetitions each (after one run apart: "
+              "untimed, or for a process's first task its time to the first histogram; every "
+              "run's histograms equal the reference's); spread = std over samples")
     lines = provenance_lines(prov, counts)
     t = query_table(plan, rows) if not rows.empty else pd.DataFrame()
     answer = answer_table(plan, rows)
