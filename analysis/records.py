@@ -136,12 +136,15 @@ class StorageRecord(FileRecord):
 
 @dataclass(frozen=True, kw_only=True)
 class QueryRecord(FileRecord):
-    """``hepfmt query``: one row per task × engine × cache mode (analysis.measure.workload)."""
+    """``hepfmt query``: one row per task × engine × cache mode (analysis.measure.workload);
+    per engine, its process's first run timed (``first_histogram``: task, wall_s, cpu_s, the
+    file's resident and total pages; empty in a record from before it)."""
 
     KIND: ClassVar[str] = "query measurement (from 'hepfmt query')"
     threads: int = 1
     scheduler: str = ""
     queries: list[dict]
+    first_histogram: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

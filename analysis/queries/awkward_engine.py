@@ -22,7 +22,11 @@ READERS = ("root", "parquet", "arrow")
 
 
 def prepare(threads: int = 1) -> None:
-    """Nothing to JIT; registering vector's awkward behaviours is the one-time cost."""
+    """Nothing to JIT; registering vector's awkward behaviours and importing the readers'
+    libraries are the one-time costs: here, not on a run's first read, or a process's time to
+    its first histogram would hold an import."""
+    import pyarrow.parquet  # noqa: F401  (awkward's Parquet reader imports it on first use)
+    import uproot  # noqa: F401
     import vector
 
     vector.register_awkward()

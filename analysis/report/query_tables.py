@@ -29,21 +29,36 @@ from analysis.report.documents import (
     write_doc,
 )
 from analysis.report.frames import all_verified, mean_std, with_labels
+from analysis.report.query_answer import answer_table
+from analysis.report.query_first import first_rows, first_table
+from analysis.report.sections import interval_cell
 
 QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
+#: How the answer's ratio reads, in the headings of its sections.
+ANSWER_MEANING = ("the fastest engine on the ROOT files (TTree, RNTuple) over the fastest on "
+                  "Parquet, events/s; > 1: ROOT faster, < 1: Parquet pays off; per sample the "
+                  "ratio of the medians with an order-statistic interval from each side's "
+                  "repetitions, its coverage given where below 95%; over samples the mean and "
+                  "its t interval")
+#: What the first-histogram section shows, its heading.
+FIRST_MEANING = ("Time to the first histogram: the first run in a fresh process (first task; "
+                 "file open, schema / events / graph built; imports and set-up not in it; file "
+                 "cached), mean ± std over samples, and its one-off part (minus the task's "
+                 "warm median)")
 #: The baseline of the ratio column: this engine on the first TTree format of the plan.
 BASELINE_ENGINE, BASELINE_ADAPTER = "rdataframe", "ttree"
 
 
-def load_queries(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
-    """One row per (file, engine, task, mode) of the records of ``hepfmt query``."""
+def query_rows(docs: Iterable[QueryRecord]) -> tuple[pd.DataFrame, list[dict]]:
+    """One row per (file, engine, task, mode) of the records of ``hepfmt query``, with its
+    repetitions' wall times (``wall_times``: what an interval of its median is taken over)."""
     rows, provs = [], []
-    for p in paths:
-        doc = QueryRecord.load(p)
+    for doc in docs:
         base = {k: v for k, v in doc.identity().items() if k not in ("process", "adapter")}
         for q in doc.queries:
             rows.append({**base, **{k: v for k, v in q.items() if k != "repetitions"},
-                         "n_columns": len(q["columns"])})
+                         "n_columns": len(q["columns"]),
+                         "wall_times": [r["wall_s"] for r in q["repetitions"]]})
         provs.append(doc.provenance)
     return pd.DataFrame(rows), provs
 
@@ -140,14 +155,60 @@ def _bytes(plan: dict, t: pd.DataFrame) -> pd.DataFrame:
                      axis=1).reset_index()
 
 
-def query_sections(plan: dict, t: pd.DataFrame, rows: pd.DataFrame) -> list[Section]:
+def _answer(a: pd.DataFrame, mode: str) -> pd.DataFrame | str:
+    """One cache mode's answer per task: the ratio with its interval (its coverage and the
+    repetitions per side where below 95%), † where a cold read was not verified cold, and the
+    winner of each side with its events/s."""
+    d = a[a["mode"] == mode]
+    if d.empty:
+        return f"No task was queried {mode} on both a ROOT and a Parquet file."
+    ratio = [interval_cell(v, lo, hi, c, 3, n, "repetitions per side")
+             + (" †" if verified is False else "")
+             for v, lo, hi, c, n, verified in zip(d.ratio_mean, d.ratio_lo, d.ratio_hi,
+                                                  d.coverage, d.n_over, d.cold_verified,
+                                                  strict=True)]
+    return pd.DataFrame({
+        "task": d.task, "question": d.question, "ROOT / Parquet [interval]": ratio,
+        "fastest on ROOT files": d.root,
+        "ROOT events/s": d.root_events_per_s.map("{:,.0f}".format),
+        "fastest on Parquet": d.parquet,
+        "Parquet events/s": d.parquet_events_per_s.map("{:,.0f}".format)})
+
+
+def _first(plan: dict, f: pd.DataFrame) -> pd.DataFrame | str:
+    """Per format · engine: the first run in a fresh process, and what of it is one-off."""
+    if f.empty:
+        return "Not measured (records from before the first run was timed)."
+
+    def s(v: float) -> str:
+        return "" if pd.isna(v) else f"{v:.3f}"
+
+    return pd.DataFrame({
+        "format · engine": _row_name(plan, f), "task": f.task,
+        "first histogram (s)": [f"{s(m)} ± {s(d)}" for m, d in zip(f.first_s_mean,
+                                                                    f.first_s_std,
+                                                                    strict=True)],
+        "its CPU (s)": f.first_cpu_s_mean.map(s),
+        "warm run of the task (s)": f.warm_median_s_mean.map(s),
+        "one-off (s)": f.one_off_s_mean.map(s)})
+
+
+def query_sections(plan: dict, t: pd.DataFrame, rows: pd.DataFrame,
+                   answer: pd.DataFrame | None = None,
+                   first: pd.DataFrame | None = None) -> list[Section]:
     if t.empty:
         return [("Nothing measured", "No query was measured (measure.queries is empty, or no "
                                      "engine reads the study's formats).")]
     base = t.baseline.iloc[0] or "no RDataFrame TTree query"
+    answer = answer if answer is not None else pd.DataFrame(columns=["mode"])
+    first = first if first is not None else pd.DataFrame()
     return [
         ("Events selected per task (the reference's answer, equal for every engine)",
          _selected(t, rows)),
+        (f"Per task, ROOT or Parquet, warm cache: {ANSWER_MEANING}", _answer(answer, "warm")),
+        (f"Per task, ROOT or Parquet, cold cache († = eviction not verified): {ANSWER_MEANING}",
+         _answer(answer, "cold")),
+        (FIRST_MEANING, _first(plan, first)),
         ("Warm cache: events/s (per sample the median of repetitions; mean over samples)",
          _pivot(plan, t, "warm", "events_per_s_mean", 0)),
         ("Cold cache: events/s († = eviction not verified by mincore: not a cold figure)",
@@ -170,20 +231,28 @@ def _reasons(plan: dict, t: pd.DataFrame) -> pd.DataFrame | str:
 
 def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str | Path,
                      provenance_path: str | Path | None = None) -> dict:
-    """``tables/queries.{csv,md,html}`` and their provenance; returns the provenance."""
+    """``tables/queries.{csv,md,html}``, ``queries-ratios.csv`` (per task the best-ROOT /
+    best-Parquet ratio, :mod:`.query_answer`), ``queries-first.csv`` (the time to the first
+    histogram, :mod:`.query_first`) and their provenance; returns the provenance."""
     out = Path(out_dir)
     query_files = list(query_files)
-    rows, provs = load_queries(query_files)
+    docs = [QueryRecord.load(p) for p in query_files]
+    rows, provs = query_rows(docs)
     prov = merged_provenance(plan["config"], out, provs, len(query_files),
                              rows if not rows.empty else pd.DataFrame({"n": []}))
     counts = (f"{len(query_files)} files queried; {len(rows)} task × engine × cache-mode "
-              f"measurements of {prov['repetitions']} timed repetitions each (after one untimed "
-              "run; every run's histograms equal the reference's); spread = std over samples")
+              f"measurements of {prov['repetitions']} timed repetitions each (after one run apart: "
+              "untimed, or for a process's first task its time to the first histogram; every "
+              "run's histograms equal the reference's); spread = std over samples")
     lines = provenance_lines(prov, counts)
     t = query_table(plan, rows) if not rows.empty else pd.DataFrame()
+    answer = answer_table(plan, rows)
+    first = first_table(first_rows(docs))
     write_csv(with_labels(plan, t), out / "queries.csv", lines)
+    write_csv(answer, out / "queries-ratios.csv", lines)
+    write_csv(with_labels(plan, first), out / "queries-first.csv", lines)
     write_doc("Analysis queries (IRIS-HEP ADL benchmark tasks): events/s per task, format "
-              "and engine", query_sections(plan, t, rows), out / "queries.md", lines,
-              prov["cpus"])
+              "and engine", query_sections(plan, t, rows, answer, first), out / "queries.md",
+              lines, prov["cpus"])
     write_json(provenance_path or out / "queries-provenance.json", prov)
     return prov

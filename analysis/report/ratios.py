@@ -59,10 +59,12 @@ def _first(g: pd.DataFrame, col: str) -> object:
     return g[col].dropna().iloc[0] if g[col].notna().any() else None
 
 
-def _over_samples(g: pd.DataFrame) -> dict:
-    """One ratio row from its per-sample ratios: with one sample, its paired median and the
-    interval over its pairs; with several, their mean and its Student-t interval over samples
-    (the samples' content differs, so the spread is theirs, not only timing noise)."""
+def over_samples(g: pd.DataFrame) -> dict:
+    """A ratio over samples from its per-sample ``ratio``, ``ratio_lo``, ``ratio_hi``,
+    ``coverage`` and ``interval_method``: with one sample, its own interval (a timing's, with
+    the coverage it has); with several, their mean and its Student-t interval over samples (the
+    samples' content differs, so the spread is theirs, not only timing noise). Every table of
+    ROOT / Parquet ratios goes over samples this one way."""
     ok = g[g.ratio.notna()]
     k = len(ok)
     out = {"ratio_mean": ok.ratio.mean() if k else np.nan,
@@ -77,8 +79,14 @@ def _over_samples(g: pd.DataFrame) -> dict:
         _, lo, hi = samples_interval(ok.ratio)
         out.update(ratio_lo=lo, ratio_hi=hi, coverage=0.95,
                    interval_method=f"samples (t, n={k})")
-    return {**out, **{c: _first(g, c) for c in ("ttree_reader", "parquet_reader",
-                                                "file_events")},
+    return out
+
+
+def _over_samples(g: pd.DataFrame) -> dict:
+    """One ratio row from its per-sample ratios (:func:`over_samples`) and what each side's
+    readers, pairs and load were."""
+    return {**over_samples(g),
+            **{c: _first(g, c) for c in ("ttree_reader", "parquet_reader", "file_events")},
             "n_pairs": g.n_pairs.min(), "n_over": g.n_over.min(), "over": joined(g.over),
             "discarded": g.discarded.sum(min_count=1),
             "worst_other_cpu_share": g.worst_other_cpu_share.max(),

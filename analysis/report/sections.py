@@ -37,7 +37,7 @@ def below_full(coverage: float) -> bool:
     return pd.notna(coverage) and coverage < FULL_COVERAGE - 1e-9
 
 
-def _interval(value: float, lo: float, hi: float, coverage: float, digits: int = 3,
+def interval_cell(value: float, lo: float, hi: float, coverage: float, digits: int = 3,
               n: float | None = None, unit: str = "pairs") -> str:
     """``1.32 [1.10, 1.55]``: a value and its interval, with the interval's coverage when it
     is below 95% (fewer than 6 repetitions or pairs), and then how many ``n`` it rests on
@@ -120,7 +120,7 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
         d = d.sort_values(index)
         table = d[index].assign(**{
             "median (s) [interval]": [
-                _interval(*v[:4], 4, v[4], "repetitions") for v in zip(
+                interval_cell(*v[:4], 4, v[4], "repetitions") for v in zip(
                     d.median_s_mean, d.median_lo_s, d.median_hi_s, d.median_coverage,
                     d.repetitions, strict=True)],
             "time to first event (s)": d.time_to_first_event_s.map(_num),
@@ -216,7 +216,7 @@ def _ratio_cells(rows: pd.DataFrame, suffix: str = "") -> list[str]:
     and the rounds (or pairs) it rests on given wherever it is below 95%."""
     cols = (f"{c}{suffix}" for c in ("ratio_mean", "ratio_lo", "ratio_hi", "coverage",
                                      "n_over", "over"))
-    return [_interval(*v[:4], 3, v[4], _unit(v[5]))
+    return [interval_cell(*v[:4], 3, v[4], _unit(v[5]))
             for v in zip(*(rows[c] for c in cols), strict=True)]
 
 
@@ -312,7 +312,7 @@ def pair_sections(pairs: pd.DataFrame) -> list[Section]:
             "read": d.read,
             "file": d.get("label", d.format) + " " + d.variant,
             "reader": d.reader,
-            "time (s) [interval]": [_interval(*v[:4], 4, v[4], _unit(v[5])) for v in zip(
+            "time (s) [interval]": [interval_cell(*v[:4], 4, v[4], _unit(v[5])) for v in zip(
                 d.median_s, d.lo_s, d.hi_s, d.coverage, d.n_over, d.over, strict=True)],
             "events/s": d.events_per_s.map(_num),
             "open (s)": d.open_s.map(_num),

@@ -57,6 +57,65 @@ def test_query_is_measured_and_checked(written, source: Path, reference_file: Pa
         assert r["columns"] == list(T.TASKS[r["task"]].columns) and r["zip_bytes"] > 0
         assert (r["cold_verified"] is None) == (r["mode"] == "warm")
     assert doc["n_events"] == N_EVENTS and doc["format"] == "parquet"
+    _check_first_histogram(doc, {"awkward", "duckdb", "polars", "coffea"})
+
+
+def _check_first_histogram(doc: dict, engines: set[str]) -> None:
+    """Each engine's first run in its process is timed: the first task's, on a cached file."""
+    first = doc["first_histogram"]
+    assert set(first) == engines
+    for e, f in first.items():
+        assert f["task"] == 1 and f["wall_s"] > 0 and f["cpu_s"] > 0, e
+        assert f["resident_pages"] == f["pages"] > 0, e  # warm, as it says
+
+
+@pytest.fixture(scope="module")
+def root_and_parquet(written, source: Path, reference_file: Path,
+                     tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """A real query of task 1 on each side: RDataFrame on the TTree, polars on Parquet."""
+    out = tmp_path_factory.mktemp("answer")
+    records = []
+    for fmt, variant, engine in (("ttree", "zstd-5", "rdataframe"),
+                                 ("parquet", "zstd-3", "polars")):
+        records.append(out / f"{fmt}.json")
+        assert main(["query", str(written(fmt, variant)), "--source", str(source),
+                     "--reference", str(reference_file), "--format", fmt, "--variant", variant,
+                     "--cluster-size", str(CLUSTER_SIZE), "--tasks", "1", "--engines", engine,
+                     "--repetitions", "5", "-o", str(records[-1])]) == 0
+    return records
+
+
+def test_time_to_first_histogram_on_a_root_file(root_and_parquet: list[Path]) -> None:
+    """RDataFrame's first run (the RDataFrame's construction and its graph's JIT in it) is
+    timed and recorded like the columnar engines'."""
+    _check_first_histogram(json.loads(root_and_parquet[0].read_text()), {"rdataframe"})
+
+
+def test_answer_and_its_figure_from_a_real_run(config: dict, root_and_parquet: list[Path],
+                                               tmp_path: Path) -> None:
+    """Tabulated, the two records give per cache mode task 1's ROOT / Parquet ratio with the
+    interval five repetitions per side give (88%), the winners named; the time to the first
+    histogram per format · engine; and the figure of the ratios."""
+    from analysis.report import figures
+    from analysis.report.query_tables import tabulate_queries
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(record(config)))
+    tables = tmp_path / "tables"
+    tabulate_queries(record(config), root_and_parquet, tables)
+    a = pd.read_csv(tables / "queries-ratios.csv", comment="#").set_index("mode")
+    assert set(a.index) == {"warm", "cold"} and set(a.task) == {1}
+    assert set(a.root) == {"rdataframe on TTree zstd-5"}
+    assert set(a.parquet) == {"polars on Parquet zstd-3"}
+    assert np.allclose(a.coverage, 0.875) and set(a.n_over) == {5}
+    assert ((a.ratio_lo <= a.ratio_mean) & (a.ratio_mean <= a.ratio_hi)).all()
+    first = pd.read_csv(tables / "queries-first.csv", comment="#").set_index("engine")
+    assert set(first.index) == {"rdataframe", "polars"} and (first.first_s_mean > 0).all()
+    assert "(88%, 5 repetitions per side)" in (tables / "queries.md").read_text()
+    drawn = figures.make("query_ratios", tables, tables / "queries-provenance.json", plan,
+                         tmp_path / "fig")
+    assert [p.name for p in drawn] == ["query_root_parquet.png", "query_root_parquet.pdf"]
+    assert all(p.stat().st_size > 10_000 for p in drawn)
 
 
 def test_a_wrong_answer_fails_the_measurement(written, source: Path, reference_file: Path,

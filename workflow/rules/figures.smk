@@ -12,6 +12,7 @@ FIGURE_SUBCATEGORIES = {
     "tradeoff": "Read speed",
     "memory": "Memory",
     "queries": "Analysis queries",
+    "query_ratios": "Analysis queries",
     "storage": "Storage profiles",
 }
 # each target's provenance record, which its figures' footers cite

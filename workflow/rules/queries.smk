@@ -2,11 +2,14 @@
 # IRIS-HEP ADL benchmark tasks timed on one file per sample and format (study.queries) through
 # every engine that reads it, each (file, engine) in its own process, every answer checked
 # against the reference answers, computed once per sample from its source. Then the queries
-# table and figure, with their own provenance: the target needs none of the read study.
+# tables (per task the best-ROOT / best-Parquet ratio, the time to the first histogram) and
+# figures, with their own provenance: the target needs none of the read study.
 QUERY_PLAN = study.queries(config)  # file -> its engines
 QUERY_TASKS = ",".join(map(str, study.query_tasks(config)))
 QUERY_FIGURES = [
-    paths.figure(RESULTS, "queries", figures.FAMILIES["queries"].stem, ext)
+    paths.figure(RESULTS, name, fam.stem, ext)
+    for name, fam in figures.FAMILIES.items()
+    if fam.target == "queries"
     for ext in style.FILE_FORMATS
 ]
 
@@ -93,6 +96,8 @@ rule tabulate_queries:
             subcategory="Analysis queries",
         ),
         md=paths.table(RESULTS, "queries", "md"),
+        ratios=paths.table(RESULTS, "queries-ratios", "csv"),
+        first=paths.table(RESULTS, "queries-first", "csv"),
         provenance=paths.query_provenance(RESULTS),
     log:
         paths.log(RESULTS, "tabulate_queries"),
@@ -107,7 +112,7 @@ rule tabulate_queries:
         "--provenance {output.provenance:q} --queries {input.queries:q} > {log:q} 2>&1"
 
 
-# Target: the queries' tables and their figure (drawn by figures.smk's rule for every family).
+# Target: the queries' tables and their figures (drawn by figures.smk's rule for every family).
 rule queries:
     input:
         rules.tabulate_queries.output,

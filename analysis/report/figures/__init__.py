@@ -10,7 +10,8 @@ Families (:data:`FAMILIES`), one module each: ``size`` (normalised size vs clust
 family), ``ratios`` (ROOT / Parquet ratios vs cluster size, from paired measurements),
 ``tradeoff`` (size vs read time with the Pareto front), ``groups`` (compressed bytes per event
 by branch group) and ``memory`` (peak memory per reader); by their own targets ``queries``
-(events/s per analysis task) and ``storage`` (reads per storage profile, the cost model beside
+(events/s per analysis task), ``query_ratios`` (per task, the fastest on ROOT files over the
+fastest on Parquet) and ``storage`` (reads per storage profile, the cost model beside
 them). Every figure's title names the CPUs its numbers were measured on.
 
 This module is the registry, and imports neither matplotlib nor pandas: the Snakefile reads it
@@ -60,6 +61,7 @@ FAMILIES = {f.name: f for f in (
     Family("groups", "bytes_by_group", ("groups",)),
     Family("memory", "peak_memory", ("reads",)),
     Family("queries", "query_throughput", ("queries",), target="queries"),
+    Family("query_ratios", "query_root_parquet", ("queries-ratios",), target="queries"),
     Family("storage", "storage", ("storage", "storage-ratios"), target="storage"),
 )}
 

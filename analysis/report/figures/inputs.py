@@ -50,6 +50,10 @@ TABLES = {
                                r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|threads"),
     "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
                          ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
+    "queries-ratios": TableSpec(("mode", "question", "root", "parquet", "interval_method",
+                                 "cold_verified"),
+                                ("task", "ratio_mean", "ratio_lo", "ratio_hi", "coverage",
+                                 "n_over", "n_samples")),
     # a skipped profile or read is a row with its reason and no numbers
     "storage": TableSpec(("sample", "format", "variant", "profile", "reader", "selection",
                           "status", "counted_by", "reason"),
