@@ -27,3 +27,12 @@ def client() -> Client:
     if _client is None:
         raise RuntimeError("no Dask cluster: call connect(address) first")
     return _client
+
+
+def close() -> None:
+    """Leave the scheduler, before its cluster is shut down (a client left connected logs the
+    shutdown as an error)."""
+    global _client
+    if _client is not None:
+        _client.close()
+        _client = None
