@@ -113,5 +113,6 @@ def test_every_library_a_reader_times_is_named_with_its_version() -> None:
     versions = provenance.library_versions()
     libraries = {r.library for n in formats.names() for r in formats.get(n).readers.values()}
     assert {"polars", "duckdb", "h5py", "pylance", "vortex-data"} <= libraries
-    for lib in libraries | {"coffea", "hist", "vector", "dask"}:  # and the query engines'
+    engines = {"coffea", "hist", "vector", "dask", "dask-awkward", "dask-histogram"}
+    for lib in libraries | engines:  # and the query engines'
         assert versions.get(lib, "not installed") != "not installed", lib

@@ -70,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timed repetitions per task and cache mode (default: %(default)s)")
     q.add_argument("--threads", type=int, default=1, help="engine threads")
     q.add_argument("--dask-scheduler", help="address of a Dask scheduler (tcp://host:8786) for "
-                                            "the engines that run distributed (awkward-dask)")
+                                            "the engines that run distributed (awkward-dask, "
+                                            "dask-awkward)")
     q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_query)

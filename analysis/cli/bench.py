@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import resolved_selections, selection
+from analysis.cli.arguments import resolved_selections, selection, task_numbers
 from analysis.defaults import default
 from analysis.errors import InputError, UsageError
 
@@ -115,6 +115,35 @@ def cmd_bench_rounds(a: argparse.Namespace) -> None:
             Path(out).write_text(text)
 
 
+def cmd_bench_dask_scaling(a: argparse.Namespace) -> None:
+    """The distributed engines on local clusters of growing size: a benchmark of the engines
+    (not of hepfmt), kept with the others because it prints and asserts nothing."""
+    from analysis import queries
+    from analysis.atomic import atomic_path
+    from analysis.measure.scaling import bench, report
+    from analysis.samples.source import read_source_meta
+
+    engines = a.engines.split(",")
+    for e in engines:
+        if not queries.engine(e).distributed:
+            raise UsageError("--engines", f"{e} does not run on a Dask cluster")
+    try:
+        workers = [int(n) for n in a.workers.split(",")]
+    except ValueError:
+        raise UsageError("--workers", f"{a.workers!r} is not N,M,... (worker counts)") from None
+    if a.repetitions < 1 or min(workers) < 1:
+        raise UsageError("--repetitions" if a.repetitions < 1 else "--workers", "must be >= 1")
+    runs = bench(Path(a.file), Path(a.source), engines, workers, task_numbers(a.tasks),
+                 a.repetitions)
+    text = (f"{a.file}: median of {a.repetitions} runs per task after one untimed, each "
+            "checked against the reference; LocalCluster(n_workers=N, threads_per_worker=1)\n\n"
+            + report(runs, read_source_meta(a.source)["n_events"]))
+    print(text)
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text(text + "\n")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
     bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
@@ -172,4 +201,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     ro.add_argument("pairs", help="a results directory, its pairs/, or one pair record")
     ro.add_argument("-o", "--output", help="also write the report here")
     ro.set_defaults(func=cmd_bench_rounds)
+    ds = bsub.add_parser("dask-scaling", help="the distributed query engines on a local Dask "
+                         "cluster of 1, then 2 workers (one thread each): events/s per task, "
+                         "the speed-up and the machine's load")
+    ds.add_argument("file", help="a TTree, RNTuple or Parquet file written by hepfmt convert")
+    ds.add_argument("--source", required=True, help="the source sample the file was written from")
+    ds.add_argument("--engines", default="dask-awkward",
+                    help="comma-separated distributed engines (default: %(default)s)")
+    ds.add_argument("--workers", default="1,2", help="cluster sizes (default: %(default)s)")
+    ds.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    ds.add_argument("--repetitions", type=int, default=5, help="timed runs per task")
+    ds.add_argument("-o", "--output", help="also write the report here")
+    ds.set_defaults(func=cmd_bench_dask_scaling)
 

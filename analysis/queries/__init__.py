@@ -48,6 +48,11 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
                            "engine times)"}),
     Engine("awkward-dask", "analysis.queries.dask_engine",
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL, distributed=True),
+    Engine("dask-awkward", "analysis.queries.dak_engine",
+           frozenset({"ttree", "rntuple", "parquet"}), _ALL, distributed=True,
+           not_applicable={"feather": "dask-awkward has no Arrow IPC reader (from_parquet, "
+                           "from_json, and uproot.dask for ROOT files); awkward-dask reads it "
+                           "piece by piece"}),
 )}
 
 

@@ -194,12 +194,17 @@ _TASKS = {1: _task1, 2: _task2, 3: _task3, 4: _task4, 5: _task5, 6: _task6, 7: _
           8: _task8}
 
 
+def values(events: ak.Array, task: Task) -> dict:
+    """What each of the task's axes plots, per event or per object, from ``events`` (an awkward
+    array, or a dask-awkward collection: every step dispatches to dask-awkward)."""
+    return _TASKS[task.number](events)
+
+
 def histograms(events: ak.Array, tasks: list[Task]) -> Hists:
     """Every histogram of ``tasks`` from events already read (all of a file, or one piece)."""
     out: Hists = {}
     for task in tasks:
-        values = _TASKS[task.number](events)
-        out.update(T.fill(task, {k: _flat(v) for k, v in values.items()}))
+        out.update(T.fill(task, {k: _flat(v) for k, v in values(events, task).items()}))
     return out
 
 

@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 import hist
 import numpy as np
+
+#: numpy or dask-awkward: what :meth:`Axis.bin_number` bins, and gives back
+ArrayT = TypeVar("ArrayT")
 
 # -- the cuts and targets (GeV) -------------------------------------------------------------
 CENTRAL_ETA = 1.0
@@ -72,12 +76,16 @@ class Axis:
         ``(x - start) / (stop - start) * bins`` instead, which puts 58.0, 114.0 and 116.0 one
         bin lower on a 0-200 axis of 100 bins; using TH1's rule everywhere lets RDataFrame's
         own histograms and every other engine's agree exactly."""
-        x = np.asarray(x, dtype=np.float64)
         with np.errstate(invalid="ignore"):
-            inside = np.floor(self.bins * (x - self.start) / (self.stop - self.start))
-            return np.where(x < self.start, 0,
-                            np.where(x < self.stop, 1 + np.nan_to_num(inside),
-                                     self.bins + 1)).astype(np.intp)
+            return (1 + self.bin_number(np.asarray(x, dtype=np.float64))).astype(np.intp)
+
+    def bin_number(self, x: ArrayT) -> ArrayT:
+        """TH1's rule as a 0-based bin number: -1 underflows, ``bins`` overflows (NaN too),
+        written in ufuncs only, so that a dask-awkward array is binned on its workers by the
+        same arithmetic as a numpy array here (a hist.dask ``Integer`` axis then counts them,
+        its flow bins in TH1's order)."""
+        inside = np.floor(self.bins * (x - self.start) / (self.stop - self.start))
+        return np.fmax(np.fmin(inside, self.bins), -1)  # fmin first: NaN -> bins
 
 
 @dataclass(frozen=True)

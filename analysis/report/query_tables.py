@@ -109,12 +109,15 @@ def _row_name(plan: dict, df: pd.DataFrame) -> pd.Series:
 
 def not_applicable(plan: dict, t: pd.DataFrame) -> pd.DataFrame:
     """Per queried file (format, variant), every engine that cannot read its format, with the
-    reason the registry gives."""
+    reason the registry gives; a distributed engine only where distributed ones ran (a study
+    without a Dask scheduler would not have run it on any format)."""
     files = t[["format", "variant"]].drop_duplicates()
+    distributed = any(ENGINES[e].distributed for e in t.engine.unique() if e in ENGINES)
     rows = [{"format": f, "variant": v, "engine": e.name,
              "reason": e.not_applicable[plan_record.adapter(plan, f)]}
             for f, v in files.itertuples(index=False) for e in ENGINES.values()
-            if plan_record.adapter(plan, f) in e.not_applicable]
+            if plan_record.adapter(plan, f) in e.not_applicable
+            and (distributed or not e.distributed)]
     return pd.DataFrame(rows, columns=["format", "variant", "engine", "reason"])
 
 

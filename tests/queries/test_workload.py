@@ -20,6 +20,7 @@ from analysis.errors import ConfigError
 from analysis.plan import config as cfg
 from analysis.plan import study
 from analysis.plan.record import record
+from analysis.queries import ENGINES
 from analysis.queries import tasks as T
 from analysis.queries.reference import compare, passing, reference
 
@@ -175,6 +176,31 @@ def test_dask_engine_equals_the_reference(fmt: str, written, source: Path,
             f"awkward-dask on {fmt}")
 
 
+@pytest.mark.parametrize("fmt", sorted(ENGINES["dask-awkward"].formats))
+def test_dask_awkward_engine_equals_the_reference(fmt: str, written, source: Path,
+                                                  dask_cluster: str) -> None:
+    """Every task, as one dask-awkward graph per file, on every format the engine reads."""
+    from analysis.queries import dak_engine
+
+    tasks = T.select()
+    dak_engine.prepare()
+    dak_engine.connect(dask_cluster)
+    got = dak_engine.run(written(fmt, "zstd-3"), tasks)
+    for task in tasks:
+        compare(task, reference(source, task), got, f"dask-awkward on {fmt}")
+
+
+def test_dask_awkward_partitions_are_the_clusters(written) -> None:
+    """One partition per cluster or row group, as awkward-dask submits them; nothing is read
+    while the graph is built."""
+    from analysis.queries import dak_engine
+
+    for fmt in sorted(ENGINES["dask-awkward"].formats):
+        graph = dak_engine.graph(written(fmt, "zstd-3"), [T.TASKS[1]])
+        assert list(graph) == ["met"]
+        assert dak_engine.collection(written(fmt, "zstd-3"), ["MET_pt"]).npartitions == 3, fmt
+
+
 def test_pieces_are_the_clusters(written) -> None:
     from analysis.queries.awkward_engine import pieces
 
@@ -189,7 +215,7 @@ def test_query_runs_on_a_dask_scheduler(written, source: Path, reference_file: P
                   "--dask-scheduler", dask_cluster, "--modes", "warm") == 0
     doc = json.loads(out.read_text())
     assert {r["engine"] for r in doc["queries"]} == {"awkward", "duckdb", "polars", "coffea",
-                                                     "awkward-dask"}
+                                                     "awkward-dask", "dask-awkward"}
     assert doc["scheduler"] == dask_cluster
 
 
@@ -301,6 +327,7 @@ def test_an_engine_that_cannot_read_a_format_is_listed_not_applicable(config: di
     assert re.search(r"\| feather zstd-3 · coffea +\| n/a +\|", md)  # the events/s table
     assert ENGINES["coffea"].not_applicable["feather"] in md
     assert "TTree zstd-5 · coffea" not in md
+    assert "· dask-awkward" not in md  # distributed, and no record ran on a Dask cluster
     t = pd.read_csv(tmp_path / "tables" / "queries.csv", comment="#")
     assert set(t.engine) == {"rdataframe", "polars"}  # the CSV holds measurements only
 
