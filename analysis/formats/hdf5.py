@@ -25,7 +25,8 @@ flush crashes HDF5 2.0 when h5py closes a dataset.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from analysis.checksum import Checksum, checksum, merge
 from analysis.codec import Variant
 from analysis.errors import InputError
 from analysis.formats.base import (
+    Blocks,
     Format,
     Layout,
     Marks,
@@ -95,17 +97,29 @@ def write(source: Path, out: Path, variant: Variant, cluster_size: int, options:
         _verify(tmp, out, n, cluster_size, len(schema.branches))
 
 
-def _open(path: str | Path):
+#: What h5py raises on a damaged file: OSError for chunks and filters, RuntimeError for
+#: metadata (a group's links whose checksum fails), KeyError and ValueError for objects that
+#: do not resolve
+DAMAGED = (OSError, RuntimeError, KeyError, ValueError)
+
+
+@contextmanager
+def _open(path: str | Path) -> Iterator:
+    """The file, open; whatever h5py raises on damaged bytes inside the block is an error
+    naming the file."""
     import h5py
 
     try:
         f = h5py.File(str(path), "r")
     except OSError as exc:
         raise InputError(path, f"not a readable HDF5 file ({exc})") from exc
-    if GROUP not in f:
-        f.close()
-        raise InputError(path, f"no group {GROUP!r}")
-    return f
+    with f:
+        try:
+            if GROUP not in f:
+                raise InputError(path, f"no group {GROUP!r}")
+            yield f
+        except DAMAGED as exc:
+            raise InputError(path, f"h5py could not read it: {exc}") from exc
 
 
 def _clusters(g, entries: int) -> list[int]:
@@ -156,22 +170,19 @@ def _blocks(path: str, branches: list[str], marks: Marks,
     with _open(path) as f:
         g = f[GROUP]
         marks.opened()
-        try:
-            for b in branches:
-                ds = g[b]
-                n = ds.shape[0]
-                if n <= READ_BLOCK:  # one block: the whole dataset, as ds[()] reads it
-                    sink(b, ds[()])
-                    continue
-                chunk = ds.chunks[0] if ds.chunks else READ_BLOCK
-                step = chunk * max(1, READ_BLOCK // chunk)
-                for start in range(0, n, step):
-                    sink(b, np.asarray(ds[start:start + step]))
-            first = g[branches[0]]
-            counter = first.attrs.get("counter")
-            entries = int(g[counter].shape[0] if counter else first.shape[0])
-        except OSError as exc:  # h5py raises OSError for corrupt chunks and filters
-            raise InputError(path, f"h5py could not read it: {exc}") from exc
+        for b in branches:
+            ds = g[b]
+            n = ds.shape[0]
+            if n <= READ_BLOCK:  # one block: the whole dataset, as ds[()] reads it
+                sink(b, ds[()])
+                continue
+            chunk = ds.chunks[0] if ds.chunks else READ_BLOCK
+            step = chunk * max(1, READ_BLOCK // chunk)
+            for start in range(0, n, step):
+                sink(b, np.asarray(ds[start:start + step]))
+        first = g[branches[0]]
+        counter = first.attrs.get("counter")
+        entries = int(g[counter].shape[0] if counter else first.shape[0])
     marks.chunk(entries)
     return entries
 
@@ -192,6 +203,43 @@ def _scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
     return _blocks(path, branches, marks, lambda _, values: marks.hold(values))
 
 
+#: decompress_blocks modes of an HDF5 filter: deflate stores each chunk as a zlib stream
+DECOMPRESSION = {"none": ("memcpy", None), "gzip": ("gzip", "gzip-reused")}
+
+
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """Every stored chunk of ``branches``' datasets, from HDF5's own chunk index (h5py's
+    ``get_chunk_info``): what the reader's ``ds[...]`` makes HDF5 decompress. HDF5 stores an
+    edge chunk whole, so every chunk unzips to the chunk shape's bytes. With the shuffle filter
+    the bound is deflate's alone (the byte unshuffle after it is not counted); a chunk whose
+    filter mask says deflate was skipped is stored as it is (its bound is a copy)."""
+    offsets, zipped, unzipped, codecs = [], [], [], set()
+    with _open(path) as f:
+        g = f[GROUP]
+        require_branches(path, g, branches)
+        for b in branches:
+            ds = g[b]
+            codecs.add(ds.compression or "none")
+            if ds.chunks is None:  # contiguous: one block, never filtered
+                if ds.id.get_storage_size():
+                    offsets.append(int(ds.id.get_offset()))
+                    zipped.append(int(ds.id.get_storage_size()))
+                    unzipped.append(zipped[-1])
+                continue
+            whole = int(np.prod(ds.chunks)) * ds.dtype.itemsize
+            for i in range(ds.id.get_num_chunks()):
+                info = ds.id.get_chunk_info(i)
+                offsets.append(int(info.byte_offset))
+                zipped.append(int(info.size))
+                unzipped.append(whole)
+    if len(codecs) > 1:
+        raise InputError(path, f"its datasets mix filters ({', '.join(sorted(codecs))})")
+    codec = codecs.pop() if codecs else "none"
+    library, reused = DECOMPRESSION.get(codec, (None, None))
+    return Blocks(codec, library, reused, offsets, zipped, unzipped,
+                  None if library else f"no {codec} decompressor is measured here")
+
+
 def _bare(path: str, branches: list[str], threads: int) -> object:
     """As a user reads it from h5py's documentation."""
     import h5py
@@ -209,5 +257,5 @@ FORMAT = Format(
         cost=ReadCost(0.05, ReadParts(0.0002, 0.0014, 1_960_000),
                       ReadParts(0.0004, 0.171, 56_900)))},
     write_cost=WriteParts(1.33, 6_450, "gzip-4"),
-    test_variants=("none", "gzip-4"),
+    test_variants=("none", "gzip-4"), blocks=blocks,
 )

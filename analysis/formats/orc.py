@@ -43,6 +43,7 @@ from analysis.codec import Variant
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import protobuf
 from analysis.formats.base import (
+    Blocks,
     Format,
     Layout,
     Marks,
@@ -230,6 +231,131 @@ def describe(path: Path) -> Layout:
     })
 
 
+#: decompress_blocks modes of an ORC codec whose blocks state their own size. ORC's zstd block
+#: is a zstd frame (with its content size); its zlib block is raw deflate and its lz4 and snappy
+#: blocks record no size, which ``decompress_blocks`` needs
+DECOMPRESSION = {"none": ("memcpy", None), "zstd": ("zstd", "zstd-reused")}
+#: Stream kinds (orc_proto.proto Stream.Kind) a reader decodes: PRESENT, DATA, LENGTH,
+#: DICTIONARY_DATA, DICTIONARY_COUNT, SECONDARY; the row index and bloom filters it may skip
+DATA_STREAMS = frozenset({0, 1, 2, 3, 4, 5})
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _zstd_content_size(frame: bytes) -> int:
+    """The decompressed size a zstd frame header states (RFC 8878 3.1.1.1)."""
+    if frame[:4] != ZSTD_MAGIC:
+        raise ValueError("a compressed block that is not a zstd frame")
+    fhd = frame[4]
+    single, fcs_flag, dict_flag = fhd >> 5 & 1, fhd >> 6, fhd & 3
+    at = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag]
+    width = (1 if single else 0, 2, 4, 8)[fcs_flag]
+    if not width:
+        raise ValueError("a zstd frame that does not state its size")
+    size = int.from_bytes(frame[at:at + width], "little")
+    return size + 256 if width == 2 else size
+
+
+def _columns(footer: dict, names: list[str], wanted: list[str]) -> set[int]:
+    """The ORC column ids of ``wanted`` and of everything nested in them (a list's values), from
+    the footer's type tree (Footer.types: column i is types[i]; the root struct's subtypes are
+    the top-level fields)."""
+    types = [protobuf.message(t) for t in footer.get(4, [])]
+
+    def subtypes(i: int) -> list[int]:
+        out = []
+        for packed in types[i].get(2, []):  # packed varints, or one varint per value
+            if isinstance(packed, int):
+                out.append(packed)
+                continue
+            pos = 0
+            while pos < len(packed):
+                v, pos = protobuf.varint(packed, pos)
+                out.append(v)
+        return out
+
+    top = dict(zip(names, subtypes(0), strict=True))
+    ids, todo = set(), [top[b] for b in wanted]
+    while todo:
+        i = todo.pop()
+        ids.add(i)
+        todo.extend(subtypes(i))
+    return ids
+
+
+def _compression_blocks(data: bytes, start: int, codec: str,
+                        limit: int) -> list[tuple[int, int, int]]:
+    """(offset, zipped, unzipped) of every compression block of one stream (``data``, at file
+    offset ``start``): a 3-byte header (length << 1 | stored-as-is) before each block, which
+    holds at most ``limit`` bytes (the file's compression block size)."""
+    if codec == "none":
+        return [(start, len(data), len(data))] if data else []
+    out, pos = [], 0
+    while pos < len(data):
+        if pos + 3 > len(data):
+            raise ValueError("a compression block header past the end of its stream")
+        head = int.from_bytes(data[pos:pos + 3], "little")
+        n, original = head >> 1, head & 1
+        body = data[pos + 3:pos + 3 + n]
+        if len(body) != n:
+            raise ValueError("a compression block past the end of its stream")
+        unzipped = n if original else _zstd_content_size(body)
+        if unzipped > limit:
+            raise ValueError(f"a block states {unzipped} bytes, above the file's block size")
+        out.append((start + pos + 3, n, unzipped))
+        pos += 3 + n
+    return out
+
+
+def _decompressed(stream: bytes, codec: str, limit: int) -> bytes:
+    """A whole stream in ORC's block framing, decompressed (a stripe footer)."""
+    parts = []
+    for o, z, u in _compression_blocks(stream, 0, codec, limit):
+        body = stream[o:o + z]
+        parts.append(body if z == u else  # stored as it is
+                     pa.Codec(codec).decompress(body, decompressed_size=u).to_pybytes())
+    return b"".join(parts)
+
+
+def blocks(path: Path, branches: list[str]) -> Blocks:
+    """Every compression block of the data streams of ``branches`` (and their nested columns)
+    in every stripe, from the stripe footers (StripeFooter.streams: kind, column, length, in
+    file order after the stripe's offset). pyarrow lists none of this, so the footers are read
+    here; a stripe footer is itself in ORC's block framing (decompressed here with pyarrow's
+    zstd)."""
+    f = _open(path)
+    require_branches(path, f.schema.names, branches)
+    codec = {"uncompressed": "none"}.get(f.compression.lower(), f.compression.lower())
+    library, reused = DECOMPRESSION.get(codec, (None, None))
+    if library is None:
+        return Blocks(codec, None, None, [], [], [],
+                      f"ORC's {codec} blocks do not state their decompressed size")
+    offsets, zipped, unzipped = [], [], []
+    try:
+        footer = protobuf.message(protobuf.message(f.reader.serialized_file_tail())[2][0])
+        ids = _columns(footer, f.schema.names, branches)
+        with open(path, "rb") as raw:
+            for s in map(protobuf.message, footer.get(3, [])):
+                offset, index, data, length = (s.get(i, [0])[0] for i in (1, 2, 3, 4))
+                raw.seek(offset + index + data)
+                tail = raw.read(length)
+                stripe_footer = protobuf.message(_decompressed(tail, codec, f.compression_size))
+                at = offset
+                for stream in map(protobuf.message, stripe_footer.get(1, [])):
+                    kind, column, n = (stream.get(i, [0])[0] for i in (1, 2, 3))
+                    if kind in DATA_STREAMS and column in ids:
+                        raw.seek(at)
+                        for o, z, u in _compression_blocks(raw.read(n), at, codec,
+                                                           f.compression_size):
+                            offsets.append(o)
+                            zipped.append(z)
+                            unzipped.append(u)
+                    at += n
+    except (OSError, pa.ArrowException, ValueError, IndexError, KeyError) as exc:
+        raise InputError(path, f"cannot list its ORC streams ({exc})") from exc
+    return Blocks(codec, library, reused, offsets, zipped, unzipped)
+
+
+
 def _prepare(threads: int) -> None:
     """Nothing to set: pyarrow's ORC reader decodes a stripe in the calling thread and takes no
     thread count, so ``threads`` cannot change it."""
@@ -272,8 +398,7 @@ def _bare(path: str, branches: list[str], threads: int) -> object:
 
 FORMAT = Format(
     algorithms=frozenset(ALGORITHMS), dictionary=False, levels={},
-    write=write, describe=describe, options=frozenset(OPTIONS),
-    # no blocks (codec bound): pyarrow lists neither ORC's streams nor their compression blocks
+    write=write, describe=describe, options=frozenset(OPTIONS), blocks=blocks,
     # costs: analysis/plan/cost.py says how they were measured (2026-11-26, AMD EPYC 2-core VM)
     readers={"pyarrow": arrow_reader(
         "pyarrow", "pyarrow", _prepare, _chunks, _check, bare=_bare,

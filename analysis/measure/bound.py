@@ -31,6 +31,10 @@ from analysis.formats.base import Blocks
 
 #: Passes over all the blocks of a selection; the median pass is the bound.
 BOUND_PASSES = 5
+#: No format here stores a block that decompresses to more (a Parquet page's sizes are int32,
+#: a ROOT frame's 24 bits, an ORC block is at most the file's block size): a listing that
+#: states more comes from a damaged file, and is refused before anything is allocated for it
+MAX_BLOCK = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,18 @@ def median_pass(path: Path, blocks: Blocks, how: str, passes: int) -> float:
     return statistics.median(list(seconds))
 
 
+def check_listing(path: Path, blocks: Blocks) -> None:
+    """The listing fits the file: its blocks no more bytes than the file has, none stating
+    more than any format stores (a damaged size would otherwise be allocated)."""
+    size = path.stat().st_size
+    if sum(blocks.zipped) > size:
+        raise InputError(path, f"its blocks state {sum(blocks.zipped)} bytes, more than the "
+                               f"file's {size} (damaged metadata)")
+    if blocks.unzipped and max(blocks.unzipped) > MAX_BLOCK:
+        raise InputError(path, f"a block states {max(blocks.unzipped)} decompressed bytes, "
+                               f"more than any format stores (damaged metadata)")
+
+
 def measure(path: str | Path, module: str, branches: list[str], n_events: int,
             passes: int = BOUND_PASSES) -> dict:
     """The bound of ``branches`` of the file at ``path`` (adapter ``module``), as a record;
@@ -90,6 +106,7 @@ def measure(path: str | Path, module: str, branches: list[str], n_events: int,
     if fmt.blocks is None:
         return {"why_not": "the format's blocks are not listed here", "n_events": n_events}
     blocks = fmt.blocks(path, list(branches))
+    check_listing(path, blocks)
     times = {}
     if blocks.why_not is None:
         for key, how in (("new", blocks.library), ("reused", blocks.reused)):

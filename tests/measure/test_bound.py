@@ -26,7 +26,9 @@ FILES = [("ttree", "none", {}), ("ttree", "zstd-5", {}), ("ttree", "lz4-4", {}),
          ("rntuple", "zstd-5", {}), ("parquet", "none", {}), ("parquet", "zstd-3", {}),
          ("parquet", "gzip-6", {}), ("parquet", "lz4", {}), ("parquet", "none+dict", {}),
          ("parquet", "zstd-3", {"data_page_version": "2.0", "byte_stream_split": "floats"}),
-         ("feather", "none", {}), ("feather", "zstd-3", {})]
+         ("feather", "none", {}), ("feather", "zstd-3", {}), ("hdf5", "none", {}),
+         ("hdf5", "gzip-4", {}), ("hdf5", "gzip-4", {"shuffle": True}),
+         ("orc", "none", {}), ("orc", "zstd", {})]
 
 
 def _id(case) -> str:
@@ -50,6 +52,11 @@ def test_every_block_decompresses_to_its_stated_size(written, source_meta, case)
         assert rec["blocks"] == layout["baskets"]
     if fmt == "rntuple":
         assert rec["blocks"] == layout["pages"]
+    if fmt == "hdf5":  # every stored chunk of every dataset
+        assert rec["zipped_bytes"] == layout["zip_bytes"]
+    if fmt == "orc":  # the stripes' data streams, less the blocks' 3-byte headers
+        assert rec["zipped_bytes"] + 3 * rec["blocks"] * (algorithm != "none") == \
+            layout["zip_bytes"]
     assert rec["events_per_s_new"] > 0
     assert (rec["events_per_s_reused"] is not None) == (algorithm in ("zstd", "gzip"))
     if algorithm == "none":
@@ -69,7 +76,8 @@ def test_a_selection_takes_only_its_blocks(written, source_meta, selection):
 
 @pytest.mark.parametrize(("fmt", "variant", "why"), [("parquet", "snappy", "snappy"),
                                                      ("feather", "lz4", "LZ4 frame"),
-                                                     ("hdf5", "gzip-4", "not listed")])
+                                                     ("hdf5", "lzf", "lzf"),
+                                                     ("orc", "lz4", "state their")])
 def test_a_file_without_a_bound_says_why(written, source_meta, fmt, variant, why):
     rec = bound.measure(written(fmt, variant), formats.entry(fmt).module, ["nMuon"],
                         source_meta["n_events"], passes=1)
@@ -120,6 +128,18 @@ def test_a_wrong_size_or_offset_is_an_error_naming_the_file(tmp_path):
                      blocks.unzipped)
     with pytest.raises(InputError, match=r"blocks\.bin"):
         bound.median_pass(path, shifted, "gzip", 1)
+
+
+def test_a_listing_that_does_not_fit_the_file_is_refused(tmp_path):
+    """Damaged metadata can state any size: refused before the bound allocates for it."""
+    path, good = _hand_made(tmp_path)
+    bound.check_listing(path, good)
+    for bad, why in ((Blocks("gzip", "gzip", None, good.offsets, [10**9] * 4, good.unzipped),
+                      "more than the file"),
+                     (Blocks("gzip", "gzip", None, good.offsets, good.zipped, [2**40] * 4),
+                      "more than any format stores")):
+        with pytest.raises(InputError, match=why):
+            bound.check_listing(path, bad)
 
 
 def _varint(n: int) -> bytes:
