@@ -261,14 +261,18 @@ def _measure(config: dict) -> None:
             if v not in known:
                 raise ConfigError(f"measure.variants.{fmt}[{i}]",
                                   f"{v!r} is not among formats.{fmt}.variants")
-    for fmt, names in m.get("readers", {}).items():
-        if fmt not in config["formats"]:
-            raise ConfigError(f"measure.readers.{fmt}", "format is not in formats")
-        known = formats.get(adapter(config, fmt)).readers
-        for r in names:
-            if r not in known:
-                raise ConfigError(f"measure.readers.{fmt}", f"no reader {r!r}; known: "
-                                                            f"{sorted(known)}")
+    lists = [("measure.readers", m.get("readers", {}))] + [
+        (f"samples.{name}.readers", s["readers"]) for name, s in config["samples"].items()
+        if s.get("readers")]
+    for key, readers in lists:
+        for fmt, names in readers.items():
+            if fmt not in config["formats"]:
+                raise ConfigError(f"{key}.{fmt}", "format is not in formats")
+            known = formats.get(adapter(config, fmt)).readers
+            for r in names:
+                if r not in known:
+                    raise ConfigError(f"{key}.{fmt}", f"no reader {r!r}; known: "
+                                                      f"{sorted(known)}")
 
 
 def _repetitions(config: dict) -> None:

@@ -103,9 +103,12 @@ def label(config: dict, name: str) -> str:
     return base if adapter == name else f"{base} ({name})"
 
 
-def readers(config: dict, name: str) -> list[str]:
-    """The readers timed on format ``name``: the config's list, else every one its adapter has."""
-    named = config.get("measure", {}).get("readers", {}).get(name)
+def readers(config: dict, name: str, sample: str | None = None) -> list[str]:
+    """The readers timed on format ``name`` (of ``sample``): the sample's own list, else the
+    measure list, else every one its adapter has. A long sample is read by fewer readers (its
+    reads cost the most)."""
+    own = config["samples"].get(sample, {}).get("readers", {}) if sample else {}
+    named = own.get(name) or config.get("measure", {}).get("readers", {}).get(name)
     return list(named) if named else list(formats.get(adapter(config, name)).readers)
 
 
@@ -254,11 +257,11 @@ def read_plan(config: dict) -> dict[FileSpec, list[str]]:
 
     Reads cost far more than sizes, so ``measure`` narrows them (``samples``, ``cluster_sizes``
     and ``variants``; left out = all of it), each file timed by every reader of
-    ``measure.readers``. The ROOT / Parquet pairings are not here: both files of a pairing are
-    read in one job (:func:`pair_plan`), since two sides timed in jobs minutes apart see
-    different machines.
+    ``measure.readers`` (or of its sample's ``readers``). The ROOT / Parquet pairings are not
+    here: both files of a pairing are read in one job (:func:`pair_plan`), since two sides
+    timed in jobs minutes apart see different machines.
     """
-    plan = {f: list(dict.fromkeys(readers(config, f.format))) for f in files(config)
+    plan = {f: list(dict.fromkeys(readers(config, f.format, f.sample))) for f in files(config)
             if _in_measure_grid(config, f)}
     return {f: r for f, r in plan.items() if r}
 

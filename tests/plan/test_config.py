@@ -59,6 +59,8 @@ def test_defaults_are_filled() -> None:
     (lambda c: c["samples"].update(real={"file": "/no/such.root"}), "samples.real.file"),
     (lambda c: c["measure"].update(readers={"ttree": ["rdf"], "parquet": ["pandas"]}),
      "measure.readers.parquet"),
+    (lambda c: c["samples"]["DYJetsToLL"].update(readers={"parquet": ["pandas"]}),
+     "samples.DYJetsToLL.readers.parquet"),
     (lambda c: c["measure"].update(cluster_sizes=[999]), "measure.cluster_sizes[0]"),
     (lambda c: c["measure"].update(variants={"parquet": ["brotli"]}),
      "measure.variants.parquet[0]"),
@@ -94,6 +96,17 @@ def test_measured_is_the_requested_subgrid() -> None:
     assert {(f.format, f.variant) for f in m} == {("ttree", "zstd-5"), ("parquet", "none"),
                                                   ("parquet", "zstd-3"), ("parquet_bss", "zstd-3")}
     assert len(files(c)) == 2 * 2 * 5  # samples x cluster sizes x variants
+
+
+def test_a_samples_own_readers_replace_the_measure_list_on_its_files() -> None:
+    c = _base()
+    c["measure"].update(cluster_sizes=[1500], variants={"ttree": ["none"]})
+    c["samples"]["DYJetsToLL"]["readers"] = {"ttree": ["uproot"]}
+    c = cfg.validate(c)
+    rp = read_plan(c)
+    assert file_readers(rp, spec(c, "DYJetsToLL", "ttree", "none", 1500)) == ["uproot"]
+    # the other formats of that sample keep measure.readers'
+    assert file_readers(rp, spec(c, "DYJetsToLL", "parquet", "none", 1500)) == ["pyarrow"]
 
 
 def test_the_pairings_are_pair_jobs_not_reads_of_the_measure_grid() -> None:
