@@ -17,10 +17,20 @@ UNVERIFIED_LEGEND = ("† cold-cache eviction not verified: mincore found pages 
                      "figure")
 
 
-def _pm(mean: float, std: float, digits: int = 3) -> str:
-    """``mean ± std``; "–" where there is no mean (a format that states no bytes per branch,
-    such as ORC, has no size without the trigger branches)."""
-    return "–" if pd.isna(mean) else f"{mean:.{digits}f} ± {std:.{digits}f}"
+def _pm(mean: float, std: float, digits: int = 3, n: float | None = None) -> str:
+    """``mean ± std``; the mean alone over one sample (a spread of one value is no spread);
+    "–" where there is no mean (a format that states no bytes per branch, such as ORC, has no
+    size without the trigger branches)."""
+    if pd.isna(mean):
+        return "–"
+    if n is not None and pd.notna(n) and n < 2:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _samples(df: pd.DataFrame) -> list:
+    """Each row's sample count, where the frame has one (else None: spread always shown)."""
+    return list(df["n_samples"]) if "n_samples" in df else [None] * len(df)
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -58,7 +68,8 @@ def interval_cell(value: float, lo: float, hi: float, coverage: float, digits: i
 
 def _pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
            digits: int = 3, mark: pd.Series | None = None) -> pd.DataFrame:
-    cell = [_pm(a, b, digits) for a, b in zip(df[mean], df[std], strict=True)]
+    cell = [_pm(a, b, digits, n) for a, b, n in zip(df[mean], df[std], _samples(df),
+                                                     strict=True)]
     if mark is not None:
         cell = [c + (" †" if m is False else "") for c, m in zip(cell, mark, strict=True)]
     d = df.assign(cell=cell)
@@ -177,8 +188,8 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
     """The table a user picks a format from: size, read times, memory, one row per reader."""
     if ft.empty:
         return [("No formats", "Nothing was written.")]
-    size = [_pm(a, b) for a, b in zip(ft.normalized_size_mean, ft.normalized_size_std,
-                                      strict=True)]
+    size = [_pm(a, b, 3, n) for a, b, n in zip(ft.normalized_size_mean, ft.normalized_size_std,
+                                                _samples(ft), strict=True)]
     cols = {"format": ft.label, "variant": ft.variant, "normalized size": size}
     if "reader" in ft:
         cols["reader"] = ft.reader.fillna("(size only)")  # written, but not read-measured
@@ -416,8 +427,8 @@ def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
                 table.columns.name = None
                 out.append((f"{sel}: {title}", table.fillna("")))
     if not ratios.empty:
-        r = ratios.assign(ratio=[_pm(a, b, 2) for a, b in zip(ratios["mean"], ratios["std"],
-                                                                strict=True)])
+        r = ratios.assign(ratio=[_pm(a, b, 2, n) for a, b, n in zip(
+            ratios["mean"], ratios["std"], _samples(ratios), strict=True)])
         # profiles in the order measured (the config's), as in the tables above
         table = r.pivot(index=["selection", "root", "parquet"], columns="profile",
                         values="ratio")[list(dict.fromkeys(r.profile))].reset_index()
