@@ -178,7 +178,8 @@ def format_table(st: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
         rss_over_baseline_mb=("rss_over_baseline_mb", "max"), peak_rss_mb=("peak_rss_mb", "max"),
         rss_exact=("rss_exact", "all"), cold_verified=("cold_verified", all_verified))
     sizes = st[st.cluster_size == largest][["format", "variant", "cluster_size",
-                                            "normalized_size_mean", "normalized_size_std"]]
+                                            "normalized_size_mean", "normalized_size_std",
+                                            "n_samples"]]
     return sizes.merge(wide.join(_warm_parts(rows)).join(rss).reset_index(),
                        on=["format", "variant"], how="left")
 
