@@ -96,6 +96,12 @@ QUERIES = {
     ("coffea", "parquet"): QueryParts(1.4, 127_900),
     ("coffea", "ttree"): QueryParts(2.3, 34_400),
     ("coffea", "rntuple"): QueryParts(3.7, 7_600),
+    # the distributed engines on one worker: per-task rates of `hepfmt bench dask-scaling`
+    # (results/reference/amd-epyc/dask-scaling.txt, 20000 events, Parquet zstd-3, 8 × 20000 /
+    # the summed task times); start-up = the awkward engine's plus what importing them adds
+    # (`prepare`, 2026-11-26: dask-awkward and hist.dask 1.5 s, distributed 0.1 s)
+    ("dask-awkward", "parquet"): QueryParts(3.8, 32_500),
+    ("awkward-dask", "parquet"): QueryParts(2.4, 13_900),
 }
 #: Formats whose queries were not timed (for an engine), costed as the format whose engines
 #: read them alike.

@@ -172,3 +172,13 @@ def test_a_real_file_sample_is_costed_at_its_own_events(tmp_path) -> None:
         config["samples"]["nano"] = {"file": str(nano)}
         with uproot.open(nano) as f:
             assert cost.sample_events(config, "nano") == f["Events"].num_entries
+
+
+def test_every_engine_that_reads_parquet_has_its_own_measured_cost() -> None:
+    """A query job is costed from its engines' measured parts; the slowest engine's stand in
+    only for a pair (engine, format) not measured, never for a Parquet engine."""
+    from analysis.queries import ENGINES
+
+    for name, engine in ENGINES.items():
+        if "parquet" in engine.formats:
+            assert (name, "parquet") in cost.QUERIES, name
