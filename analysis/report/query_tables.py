@@ -188,9 +188,9 @@ def _first(plan: dict, f: pd.DataFrame) -> pd.DataFrame | str:
 
     return pd.DataFrame({
         "format · engine": _row_name(plan, f), "task": f.task,
-        "first histogram (s)": [f"{s(m)} ± {s(d)}" for m, d in zip(f.first_s_mean,
-                                                                    f.first_s_std,
-                                                                    strict=True)],
+        # over one sample the mean alone: a spread of one value is no spread
+        "first histogram (s)": [s(m) if n < 2 else f"{s(m)} ± {s(d)}" for m, d, n in zip(
+            f.first_s_mean, f.first_s_std, f.n_samples, strict=True)],
         "its CPU (s)": f.first_cpu_s_mean.map(s),
         "warm run of the task (s)": f.warm_median_s_mean.map(s),
         "one-off (s)": f.one_off_s_mean.map(s)})
