@@ -33,7 +33,7 @@ import numpy as np
 
 from analysis.atomic import atomic_path
 from analysis.checksum import Checksum, checksum, merge
-from analysis.codec import Variant
+from analysis.codec import RAW_DECOMPRESSION, Variant
 from analysis.errors import InputError
 from analysis.formats.base import (
     Blocks,
@@ -203,10 +203,6 @@ def _scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
     return _blocks(path, branches, marks, lambda _, values: marks.hold(values))
 
 
-#: decompress_blocks modes of an HDF5 filter: deflate stores each chunk as a zlib stream
-DECOMPRESSION = {"none": ("memcpy", None), "gzip": ("gzip", "gzip-reused")}
-
-
 def blocks(path: Path, branches: list[str]) -> Blocks:
     """Every stored chunk of ``branches``' datasets, from HDF5's own chunk index (h5py's
     ``get_chunk_info``): what the reader's ``ds[...]`` makes HDF5 decompress. HDF5 stores an
@@ -235,7 +231,8 @@ def blocks(path: Path, branches: list[str]) -> Blocks:
     if len(codecs) > 1:
         raise InputError(path, f"its datasets mix filters ({', '.join(sorted(codecs))})")
     codec = codecs.pop() if codecs else "none"
-    library, reused = DECOMPRESSION.get(codec, (None, None))
+    # deflate stores each chunk as a zlib stream, which the gzip modes inflate (lzf: none)
+    library, reused = RAW_DECOMPRESSION.get(codec, (None, None))
     return Blocks(codec, library, reused, offsets, zipped, unzipped,
                   None if library else f"no {codec} decompressor is measured here")
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
-from analysis.codec import Variant
+from analysis.codec import RAW_DECOMPRESSION, Variant
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import protobuf
 from analysis.formats.base import (
@@ -182,13 +182,19 @@ def _open(path: str | Path, source: pa.NativeFile | None = None):
     return f
 
 
+def _footer(f) -> dict[int, list]:
+    """The file's Footer message (orc_proto.proto FileTail.footer), which pyarrow hands over
+    decompressed and serialized; a malformed one raises ValueError or IndexError."""
+    return protobuf.message(protobuf.message(f.reader.serialized_file_tail())[2][0])
+
+
 def _stripes(path: str | Path, f) -> list[dict[str, int]]:
     """Every stripe's rows and byte extents, from the file's footer (orc_proto.proto:
     FileTail{footer: Footer{stripes: [StripeInformation{offset, indexLength, dataLength,
     footerLength, numberOfRows}]}}), which pyarrow hands over decompressed and serialized."""
     fields = {"index": 2, "data": 3, "footer": 4, "rows": 5}
     try:
-        footer = protobuf.message(protobuf.message(f.reader.serialized_file_tail())[2][0])
+        footer = _footer(f)
         stripes = [{k: m.get(i, [0])[0] for k, i in fields.items()}
                    for m in map(protobuf.message, footer.get(3, []))]
     except (OSError, pa.ArrowException, ValueError, IndexError, KeyError) as exc:
@@ -231,10 +237,10 @@ def describe(path: Path) -> Layout:
     })
 
 
-#: decompress_blocks modes of an ORC codec whose blocks state their own size. ORC's zstd block
-#: is a zstd frame (with its content size); its zlib block is raw deflate and its lz4 and snappy
-#: blocks record no size, which ``decompress_blocks`` needs
-DECOMPRESSION = {"none": ("memcpy", None), "zstd": ("zstd", "zstd-reused")}
+#: ORC codecs whose blocks state their own decompressed size, which ``decompress_blocks``
+#: needs: a zstd block is a zstd frame (with its content size); a zlib block is raw deflate and
+#: an lz4 or snappy block records no size
+SIZED_BLOCKS = frozenset({"none", "zstd"})
 #: Stream kinds (orc_proto.proto Stream.Kind) a reader decodes: PRESENT, DATA, LENGTH,
 #: DICTIONARY_DATA, DICTIONARY_COUNT, SECONDARY; the row index and bloom filters it may skip
 DATA_STREAMS = frozenset({0, 1, 2, 3, 4, 5})
@@ -325,13 +331,13 @@ def blocks(path: Path, branches: list[str]) -> Blocks:
     f = _open(path)
     require_branches(path, f.schema.names, branches)
     codec = {"uncompressed": "none"}.get(f.compression.lower(), f.compression.lower())
-    library, reused = DECOMPRESSION.get(codec, (None, None))
+    library, reused = RAW_DECOMPRESSION[codec] if codec in SIZED_BLOCKS else (None, None)
     if library is None:
         return Blocks(codec, None, None, [], [], [],
                       f"ORC's {codec} blocks do not state their decompressed size")
     offsets, zipped, unzipped = [], [], []
     try:
-        footer = protobuf.message(protobuf.message(f.reader.serialized_file_tail())[2][0])
+        footer = _footer(f)
         ids = _columns(footer, f.schema.names, branches)
         with open(path, "rb") as raw:
             for s in map(protobuf.message, footer.get(3, [])):

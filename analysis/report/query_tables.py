@@ -31,7 +31,7 @@ from analysis.report.documents import (
 from analysis.report.frames import all_verified, mean_std, with_labels
 from analysis.report.query_answer import answer_table
 from analysis.report.query_first import first_rows, first_table
-from analysis.report.sections import interval_cell
+from analysis.report.sections import interval_cell, mean_pm
 
 QUERY_KEYS = ["task", "format", "variant", "cluster_size", "engine", "mode"]
 #: How the answer's ratio reads, in the headings of its sections.
@@ -188,8 +188,7 @@ def _first(plan: dict, f: pd.DataFrame) -> pd.DataFrame | str:
 
     return pd.DataFrame({
         "format · engine": _row_name(plan, f), "task": f.task,
-        # over one sample the mean alone: a spread of one value is no spread
-        "first histogram (s)": [s(m) if n < 2 else f"{s(m)} ± {s(d)}" for m, d, n in zip(
+        "first histogram (s)": [mean_pm(m, d, 3, n) for m, d, n in zip(
             f.first_s_mean, f.first_s_std, f.n_samples, strict=True)],
         "its CPU (s)": f.first_cpu_s_mean.map(s),
         "warm run of the task (s)": f.warm_median_s_mean.map(s),

@@ -17,7 +17,7 @@ UNVERIFIED_LEGEND = ("† cold-cache eviction not verified: mincore found pages 
                      "figure")
 
 
-def _pm(mean: float, std: float, digits: int = 3, n: float | None = None) -> str:
+def mean_pm(mean: float, std: float, digits: int = 3, n: float | None = None) -> str:
     """``mean ± std``; the mean alone over one sample (a spread of one value is no spread);
     "–" where there is no mean (a format that states no bytes per branch, such as ORC, has no
     size without the trigger branches)."""
@@ -68,7 +68,7 @@ def interval_cell(value: float, lo: float, hi: float, coverage: float, digits: i
 
 def _pivot(df: pd.DataFrame, index: list[str], column: str, mean: str, std: str,
            digits: int = 3, mark: pd.Series | None = None) -> pd.DataFrame:
-    cell = [_pm(a, b, digits, n) for a, b, n in zip(df[mean], df[std], _samples(df),
+    cell = [mean_pm(a, b, digits, n) for a, b, n in zip(df[mean], df[std], _samples(df),
                                                      strict=True)]
     if mark is not None:
         cell = [c + (" †" if m is False else "") for c, m in zip(cell, mark, strict=True)]
@@ -188,7 +188,7 @@ def format_sections(ft: pd.DataFrame) -> list[Section]:
     """The table a user picks a format from: size, read times, memory, one row per reader."""
     if ft.empty:
         return [("No formats", "Nothing was written.")]
-    size = [_pm(a, b, 3, n) for a, b, n in zip(ft.normalized_size_mean, ft.normalized_size_std,
+    size = [mean_pm(a, b, 3, n) for a, b, n in zip(ft.normalized_size_mean, ft.normalized_size_std,
                                                 _samples(ft), strict=True)]
     cols = {"format": ft.label, "variant": ft.variant, "normalized size": size}
     if "reader" in ft:
@@ -427,7 +427,7 @@ def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
                 table.columns.name = None
                 out.append((f"{sel}: {title}", table.fillna("")))
     if not ratios.empty:
-        r = ratios.assign(ratio=[_pm(a, b, 2, n) for a, b, n in zip(
+        r = ratios.assign(ratio=[mean_pm(a, b, 2, n) for a, b, n in zip(
             ratios["mean"], ratios["std"], _samples(ratios), strict=True)])
         # profiles in the order measured (the config's), as in the tables above
         table = r.pivot(index=["selection", "root", "parquet"], columns="profile",
