@@ -36,11 +36,13 @@ PARQUET_CODECS = {"none": "NONE", "snappy": "SNAPPY", "gzip": "GZIP", "lz4": "LZ
 #: ``decompress_blocks`` (formats/root/cxx/codecs.cxx): (the way the format's library does it,
 #: the same with one context reused across blocks, or None where the codec keeps no context or
 #: is not measured that way). ROOT's framing (TTree baskets, RNTuple pages) goes through
-#: R__unzip, which makes a new zstd context per frame; raw streams are Parquet's page bodies.
+#: R__unzip, which makes a new zstd context per frame; raw streams are Parquet's page bodies
+#: (and ORC's blocks: ``deflate`` is raw deflate, without gzip's or zlib's header, as ORC's zlib).
 ROOT_DECOMPRESSION = {"none": ("memcpy", None), "zlib": ("root", None), "lzma": ("root", None),
                       "lz4": ("root", None), "zstd": ("root", "root-reused")}
 RAW_DECOMPRESSION = {"none": ("memcpy", None), "zstd": ("zstd", "zstd-reused"),
-                     "gzip": ("gzip", "gzip-reused"), "lz4": ("lz4", None)}
+                     "gzip": ("gzip", "gzip-reused"), "deflate": ("deflate", "deflate-reused"),
+                     "lz4": ("lz4", None)}
 
 
 def root_algorithm(settings: int) -> str:

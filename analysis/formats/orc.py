@@ -34,8 +34,10 @@ metadata (an ORC type attribute); the reader views it back, handing over the sou
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
+import lz4.block
 import pyarrow as pa
 
 from analysis.atomic import atomic_path
@@ -237,10 +239,13 @@ def describe(path: Path) -> Layout:
     })
 
 
-#: ORC codecs whose blocks state their own decompressed size, which ``decompress_blocks``
-#: needs: a zstd block is a zstd frame (with its content size); a zlib block is raw deflate and
-#: an lz4 or snappy block records no size
-SIZED_BLOCKS = frozenset({"none", "zstd"})
+#: ORC codec -> how the codec bound decompresses its blocks (a key of RAW_DECOMPRESSION):
+#: ORC's zlib is raw deflate; an LZ4 block is LZ4's block format. Snappy has none here (no
+#: snappy library in the bound's C++)
+BOUND_CODECS = {"none": "none", "zstd": "zstd", "zlib": "deflate", "lz4": "lz4"}
+#: A block's 3-byte header holds its length in 23 bits: no ORC writer makes larger blocks, and
+#: a footer that states more is damaged (nothing is allocated for it)
+MAX_BLOCK_SIZE = 2**23
 #: Stream kinds (orc_proto.proto Stream.Kind) a reader decodes: PRESENT, DATA, LENGTH,
 #: DICTIONARY_DATA, DICTIONARY_COUNT, SECONDARY; the row index and bloom filters it may skip
 DATA_STREAMS = frozenset({0, 1, 2, 3, 4, 5})
@@ -288,11 +293,35 @@ def _columns(footer: dict, names: list[str], wanted: list[str]) -> set[int]:
     return ids
 
 
+def _inflate(body: bytes, codec: str, limit: int) -> bytes:
+    """One compressed block, decompressed into at most ``limit`` bytes (the file's block size:
+    a block that would be larger is damaged, and no more is ever allocated)."""
+    if codec == "zstd":
+        return pa.Codec("zstd").decompress(body, decompressed_size=_zstd_content_size(body)
+                                           ).to_pybytes()
+    if codec == "zlib":
+        d = zlib.decompressobj(-15)  # raw deflate
+        try:
+            out = d.decompress(body, limit)
+        except zlib.error as exc:
+            raise ValueError(f"a zlib block that does not decompress ({exc})") from exc
+        if d.unconsumed_tail or not d.eof:
+            raise ValueError("a zlib block larger than the file's block size, or cut short")
+        return out
+    if codec == "lz4":
+        try:
+            return lz4.block.decompress(body, uncompressed_size=limit)
+        except lz4.block.LZ4BlockError as exc:
+            raise ValueError(f"an LZ4 block that does not decompress ({exc})") from exc
+    raise ValueError(f"ORC's {codec} blocks are not decompressed here")
+
+
 def _compression_blocks(data: bytes, start: int, codec: str,
                         limit: int) -> list[tuple[int, int, int]]:
     """(offset, zipped, unzipped) of every compression block of one stream (``data``, at file
     offset ``start``): a 3-byte header (length << 1 | stored-as-is) before each block, which
-    holds at most ``limit`` bytes (the file's compression block size)."""
+    holds at most ``limit`` bytes (the file's compression block size). A zstd frame states its
+    size; a zlib or LZ4 block is decompressed once to learn it."""
     if codec == "none":
         return [(start, len(data), len(data))] if data else []
     out, pos = [], 0
@@ -304,7 +333,8 @@ def _compression_blocks(data: bytes, start: int, codec: str,
         body = data[pos + 3:pos + 3 + n]
         if len(body) != n:
             raise ValueError("a compression block past the end of its stream")
-        unzipped = n if original else _zstd_content_size(body)
+        unzipped = (n if original else _zstd_content_size(body) if codec == "zstd"
+                    else len(_inflate(body, codec, limit)))
         if unzipped > limit:
             raise ValueError(f"a block states {unzipped} bytes, above the file's block size")
         out.append((start + pos + 3, n, unzipped))
@@ -314,11 +344,17 @@ def _compression_blocks(data: bytes, start: int, codec: str,
 
 def _decompressed(stream: bytes, codec: str, limit: int) -> bytes:
     """A whole stream in ORC's block framing, decompressed (a stripe footer)."""
+    if codec == "none":
+        return stream
     parts = []
-    for o, z, u in _compression_blocks(stream, 0, codec, limit):
-        body = stream[o:o + z]
-        parts.append(body if z == u else  # stored as it is
-                     pa.Codec(codec).decompress(body, decompressed_size=u).to_pybytes())
+    pos = 0
+    while pos < len(stream):
+        head = int.from_bytes(stream[pos:pos + 3], "little")
+        body = stream[pos + 3:pos + 3 + (head >> 1)]
+        if pos + 3 > len(stream) or len(body) != head >> 1:
+            raise ValueError("a compression block past the end of its stream")
+        parts.append(body if head & 1 else _inflate(body, codec, limit))
+        pos += 3 + (head >> 1)
     return b"".join(parts)
 
 
@@ -326,15 +362,18 @@ def blocks(path: Path, branches: list[str]) -> Blocks:
     """Every compression block of the data streams of ``branches`` (and their nested columns)
     in every stripe, from the stripe footers (StripeFooter.streams: kind, column, length, in
     file order after the stripe's offset). pyarrow lists none of this, so the footers are read
-    here; a stripe footer is itself in ORC's block framing (decompressed here with pyarrow's
-    zstd)."""
+    here; a stripe footer is itself in ORC's block framing (decompressed here)."""
     f = _open(path)
     require_branches(path, f.schema.names, branches)
     codec = {"uncompressed": "none"}.get(f.compression.lower(), f.compression.lower())
-    library, reused = RAW_DECOMPRESSION[codec] if codec in SIZED_BLOCKS else (None, None)
-    if library is None:
+    if codec not in BOUND_CODECS:
         return Blocks(codec, None, None, [], [], [],
-                      f"ORC's {codec} blocks do not state their decompressed size")
+                      f"ORC's {codec} blocks are not decompressed by the bound's C++ (no "
+                      f"{codec} library there)")
+    library, reused = RAW_DECOMPRESSION[BOUND_CODECS[codec]]
+    if not 0 < f.compression_size <= MAX_BLOCK_SIZE:
+        raise InputError(path, f"its footer states a compression block size of "
+                               f"{f.compression_size} bytes (ORC's are 1 to {MAX_BLOCK_SIZE})")
     offsets, zipped, unzipped = [], [], []
     try:
         footer = _footer(f)

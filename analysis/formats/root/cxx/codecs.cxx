@@ -50,13 +50,14 @@ struct Inflater {
   z_stream z{};
   bool open = false;
   ~Inflater() { if (open) inflateEnd(&z); }
-  // gzip or zlib stream (15 + 32: detect the header), into exactly `cap` bytes
+  // a gzip or zlib stream (window bits 15 + 32: detect the header) or raw deflate (-15: ORC's
+  // zlib blocks), into at most `cap` bytes; a reused stream keeps its window bits
   std::size_t run(const unsigned char *src, std::size_t n, unsigned char *dst, std::size_t cap,
-                  bool reuse) {
+                  bool reuse, int bits) {
     if (!open || !reuse) {
       if (open) inflateEnd(&z);
       z = z_stream{};
-      if (inflateInit2(&z, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+      if (inflateInit2(&z, bits) != Z_OK) throw std::runtime_error("inflateInit2 failed");
       open = true;
     } else if (inflateReset(&z) != Z_OK) {
       throw std::runtime_error("inflateReset failed");
@@ -107,8 +108,9 @@ std::size_t one_block(const std::string &how, long long k, const unsigned char *
     if (ZSTD_isError(got)) fail(how, k, ZSTD_getErrorName(got));
     return got;
   }
-  if (how == "gzip" || how == "gzip-reused") {
-    const std::size_t got = inflater.run(src, n, dst, cap, how == "gzip-reused");
+  if (how == "gzip" || how == "gzip-reused" || how == "deflate" || how == "deflate-reused") {
+    const bool reuse = how.find("-reused") != std::string::npos, raw = how[0] == 'd';
+    const std::size_t got = inflater.run(src, n, dst, cap, reuse, raw ? -15 : 15 + 32);
     if (got == std::size_t(-1)) fail(how, k, "inflate failed");
     return got;
   }
