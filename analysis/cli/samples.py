@@ -50,34 +50,37 @@ def cmd_schema_extract(a: argparse.Namespace) -> None:
           file=sys.stderr)
 
 
-def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[object, str, str]:
-    """validate-model's reads: (tables, the file judged, the model's origin)."""
-    from analysis.measure.fidelity import compare, schema_mismatch
+def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[str, object]:
+    """validate-model's judgement: the report's text and the tables its verdict is on (out of
+    sample: the model at the judged events' multiplicities, :mod:`.heldout`)."""
+    from analysis.measure import fidelity, heldout
     from analysis.samples.inputs import extract_schema
 
     if a.held_out:
-        from analysis.measure.heldout import held_out
-
         if a.model or a.learn_from:
             raise UsageError("--held-out", "learns its model from the file's first half: "
                                             "give neither MODEL nor --learn-from")
-        return held_out(a.file, a.tree, a.seed)
+        result = heldout.held_out(a.file, a.tree, a.seed)
+        return heldout.report(result, notes), result.values
+    if a.model and a.learn_from:
+        raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
+    if a.learn_from:
+        from analysis.samples.learn import extract
+
+        model = extract(a.learn_from, a.tree)
     else:
-        if a.model and a.learn_from:
-            raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
-        if a.learn_from:
-            from analysis.samples.learn import extract
+        from analysis.samples.model import load_model
 
-            model = extract(a.learn_from, a.tree)
-        else:
-            from analysis.samples.model import load_model
-
-            model = load_model(a.model)
-        mismatch = schema_mismatch(model.schema, extract_schema(a.file, a.tree))
-        if mismatch:
-            print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
-            notes.append(mismatch)
-        return compare(a.file, model, a.tree, a.seed), a.file, model.origin
+        model = load_model(a.model)
+    mismatch = fidelity.schema_mismatch(model.schema, extract_schema(a.file, a.tree))
+    if mismatch:
+        print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
+        notes.append(mismatch)
+    if a.learn_from:
+        result = heldout.judge(a.file, model, a.tree, a.seed)
+        return heldout.report(result, notes), result.values
+    tables = fidelity.compare(a.file, model, a.tree, a.seed)
+    return fidelity.report(tables, a.file, model.origin, notes), tables
 
 
 def cmd_validate_model(a: argparse.Namespace) -> None:
@@ -86,12 +89,11 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
     against its second (``--held-out``)."""
     from analysis.errors import VerificationError
     from analysis.measure import memcap
-    from analysis.measure.fidelity import GOAL, misses, report
+    from analysis.measure.fidelity import GOAL, misses
 
     notes: list[str] = []
     with memcap.capped(a.file):  # files from elsewhere, read in this process
-        tables, judged, origin = _judge_model(a, notes)
-    text = report(tables, judged, origin, notes)
+        text, tables = _judge_model(a, notes)
     print(text)
     if a.output:
         Path(a.output).write_text(text)
@@ -101,7 +103,6 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
                           for r in missed.head(3).to_dict("records"))
         raise VerificationError(a.file, f"the synthetic sample misses the {GOAL:.0%} goal in "
                                         f"{len(missed)} checks (worst: {worst})")
-
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -85,10 +85,11 @@ def _stats(source: Path) -> tuple[dict[str, float], dict[str, int | None]]:
             {f: mantissa_bits(flat[f]) for f in floats})
 
 
-def _checks(sizes: dict[str, dict], events: dict[str, int],
-            codecs: list[tuple[str, str]]) -> pd.DataFrame:
-    """One row per judged quantity: each codec's data size ("all") and each group's bytes per
-    event at each codec where it holds at least MIN_SHARE of the real file's bytes."""
+def _checks(sizes: dict[str, dict], events: dict[str, int], codecs: list[tuple[str, str]],
+            unjudged: frozenset[str]) -> pd.DataFrame:
+    """One row per quantity: each codec's data size ("all") and each group's bytes per event
+    at each codec where it holds at least MIN_SHARE of the real file's bytes; groups in
+    ``unjudged`` are listed but not judged."""
     rows = []
     for key in codecs:
         r, s = sizes["real"][key], sizes["synthetic"][key]
@@ -105,12 +106,15 @@ def _checks(sizes: dict[str, dict], events: dict[str, int],
     checks = pd.DataFrame(rows)
     checks["diff %"] = 100 * (checks["synthetic"] / checks["real"] - 1)
     checks["within goal"] = checks["diff %"].abs() <= 100 * GOAL
+    checks["judged"] = ~checks["group"].isin(unjudged)
     return checks
 
 
 def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
-            codecs: list[tuple[str, str]] | None = None) -> dict[str, pd.DataFrame]:
-    """The side-by-side tables (see the module docstring)."""
+            codecs: list[tuple[str, str]] | None = None,
+            unjudged: frozenset[str] = frozenset()) -> dict[str, pd.DataFrame]:
+    """The side-by-side tables (see the module docstring); the groups in ``unjudged`` are shown
+    but left out of the verdict (a collection the model has never seen an object of)."""
     codecs = codecs or CODECS
     with tempfile.TemporaryDirectory(prefix="hepfmt-fidelity-") as tmp:
         work = Path(tmp)
@@ -125,7 +129,7 @@ def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
         stats = {"real": _stats(real_src), "synthetic": _stats(synth_src)}
     events = {"real": n, "synthetic": n * replicas(n)}
 
-    checks = _checks(sizes, events, codecs)
+    checks = _checks(sizes, events, codecs, unjudged)
     codec_rows = checks[checks["group"] == "all"]
     size = pd.DataFrame({
         "format": codec_rows["format"], "variant": codec_rows["variant"],
@@ -141,6 +145,7 @@ def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
         "real ≤ 12 bits": [int((bits.iloc[:, 0] <= 12).sum())],
         "synthetic ≤ 12 bits": [int((bits.iloc[:, 1] <= 12).sum())]})
     return {"size": size.reset_index(drop=True), "groups": _groups(checks),
+            "branches": _branches(sizes, events, model.schema),
             "checks": checks, "multiplicity": mult.reset_index(names="collection"),
             "mantissa": bits_summary,
             "replicas": pd.DataFrame([{"real events": n, "replicas": replicas(n)}])}
@@ -156,6 +161,27 @@ def _groups(checks: pd.DataFrame) -> pd.DataFrame:
     order = [f"{f} {w}" for f in REFERENCE for w in ("share %", "diff %")
              if f"{f} {w}" in wide.columns]
     return wide[order].sort_values(order[0], ascending=False).reset_index()
+
+
+def _branches(sizes: dict[str, dict], events: dict[str, int], schema: Schema) -> pd.DataFrame:
+    """Compressed bytes per event of every branch at each format's reference codec, real and
+    synthetic: where inside a group the model's bytes go wrong (worst first, by the bytes per
+    event it gets wrong)."""
+    rows = []
+    groups = {b.name: b.group for b in schema.branches}
+    for fmt, variant in REFERENCE.items():
+        if (fmt, variant) not in sizes["real"]:
+            continue
+        real = sizes["real"][fmt, variant]["zip_bytes_by_branch"]
+        synth = sizes["synthetic"][fmt, variant]["zip_bytes_by_branch"]
+        for name, z in real.items():
+            r, y = z / events["real"], synth.get(name, 0) / events["synthetic"]
+            rows.append({"format": fmt, "branch": name, "group": groups.get(name, ""),
+                         "real": r, "synthetic": y, "bytes/event off": y - r,
+                         "diff %": 100 * (y / r - 1) if r else np.nan})
+    out = pd.DataFrame(rows, columns=["format", "branch", "group", "real", "synthetic",
+                                      "bytes/event off", "diff %"])
+    return out.reindex(out["bytes/event off"].abs().sort_values(ascending=False).index)
 
 
 def schema_mismatch(model: Schema, real: Schema) -> str | None:
@@ -178,8 +204,29 @@ def schema_mismatch(model: Schema, real: Schema) -> str | None:
 def misses(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The checks beyond the goal, worst first."""
     checks = tables["checks"]
-    missed = checks[~checks["within goal"]]
+    missed = checks[checks["judged"] & ~checks["within goal"]]
     return missed.reindex(missed["diff %"].abs().sort_values(ascending=False).index)
+
+
+def shown(checks: pd.DataFrame) -> str:
+    """Checks as a Markdown table; a check left unjudged says so in its verdict column."""
+    out = checks.drop(columns="judged").round(3)
+    out["within goal"] = out["within goal"].where(checks["judged"], "not judged")
+    return out.to_markdown(index=False)
+
+
+def verdict_line(tables: dict[str, pd.DataFrame]) -> str:
+    """The verdict in one Markdown line, with the groups left unjudged and why."""
+    checks = tables["checks"]
+    judged = int(checks["judged"].sum())
+    n_missed = len(misses(tables))
+    line = (f"**Goal met**: all {judged} checks within {GOAL:.0%}." if not n_missed
+            else f"**Goal missed**: {n_missed} of {judged} checks beyond {GOAL:.0%}.")
+    skipped = checks[~checks["judged"]]
+    if len(skipped):
+        line += (f" Not judged: {len(skipped)} checks of "
+                 f"{', '.join(sorted(set(skipped['group'])))}, of which the model saw no object.")
+    return line
 
 
 def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
@@ -187,11 +234,10 @@ def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
     """Markdown: what a user reads to decide whether to trust the synthetic samples;
     ``notes`` (a schema mismatch) go above the verdict."""
     checks = tables["checks"]
-    worst = checks.reindex(checks["diff %"].abs().sort_values(ascending=False).index)
+    judged = checks[checks["judged"]]
+    worst = judged.reindex(judged["diff %"].abs().sort_values(ascending=False).index)
     rep = tables["replicas"].iloc[0]
-    n_missed = len(misses(tables))
-    verdict = (f"**Goal met**: all {len(checks)} checks within {GOAL:.0%}." if not n_missed
-               else f"**Goal missed**: {n_missed} of {len(checks)} checks beyond {GOAL:.0%}.")
+    verdict = verdict_line(tables)
     refs = ", ".join(f"{f} {v}" for f, v in REFERENCE.items())
     parts = [
         f"# Model fidelity: {real} vs a synthetic sample from {model_origin}", "",
@@ -203,11 +249,13 @@ def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
         "", tables["size"].round(3).to_markdown(index=False), "",
         f"Goal: data-only normalised size, and the bytes per event of every group holding at "
         f"least {MIN_SHARE:.0%} of the bytes, within {GOAL:.0%} at every codec.", "",
-        f"## Worst offenders (of {len(checks)} checks; real/synthetic: data normalised size "
+        f"## Worst offenders (of {len(judged)} judged checks; real/synthetic: data normalised size "
         "for 'all', compressed bytes per event for a group)", "",
-        worst.head(WORST).round(3).to_markdown(index=False), "",
+        shown(worst.head(WORST)), "",
         f"## Compressed bytes by branch group ({refs}; groups with ≥ {MIN_SHARE:.0%} of the "
         "bytes in any)", "", tables["groups"].round(1).to_markdown(index=False), "",
+        f"## Branches the model gets most bytes wrong ({refs}; compressed bytes per event)", "",
+        tables["branches"].head(WORST).round(2).to_markdown(index=False), "",
         "## Mean multiplicity per collection", "",
         tables["multiplicity"].round(2).to_markdown(index=False), "",
         "## Mantissa bits stored in float32 branches", "",

@@ -15,7 +15,7 @@ import numpy as np
 from analysis.errors import InputError
 from analysis.samples.chain import learn_chain
 from analysis.samples.importer import read_events
-from analysis.samples.inputs import extract_schema, open_input
+from analysis.samples.inputs import Input, extract_schema, open_input
 from analysis.samples.model import (
     Model,
     ValueModel,
@@ -73,25 +73,47 @@ def learn_aliases(schema: Schema, cols: dict[str, Column]) -> dict[str, str]:
     return out
 
 
+def _read(inp: Input, schema: Schema) -> dict[str, Column]:
+    """Every branch of ``schema``, all events, each as one column."""
+    chunks: dict[str, list[Column]] = {n: [] for n in schema.names}
+    for chunk in read_events(inp, schema):
+        for name, col in chunk.items():
+            chunks[name].append(col)
+    return {n: _concat(c) for n, c in chunks.items()}
+
+
+def _multiplicity(lengths: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Collection -> {count: fraction of events}."""
+    out = {}
+    for collection, n in lengths.items():
+        c, k = np.unique(n, return_counts=True)
+        out[collection] = {str(int(m)): float(f) for m, f in zip(c, k / n.size, strict=True)}
+    return out
+
+
+def learn_multiplicity(path: str | Path, tree: str = "Events") -> dict[str, dict[str, float]]:
+    """The multiplicity of each collection alone (its counters and one member are read), for
+    judging a value model at the multiplicities of the events it is compared with."""
+    inp = open_input(path, tree)
+    inp.require_entries()
+    schema = extract_schema(inp)
+    sized = schema.counters()
+    keep = set(sized) | {members[0].name for members in sized.values()}
+    sub = Schema(tuple(b for b in schema.branches if b.name in keep), schema.origin)
+    return _multiplicity(_lengths(path, sub, _read(inp, sub)))
+
+
 def extract(path: str | Path, tree: str = "Events") -> Model:
     """Learn the model of a TTree, an RNTuple or Parquet NanoAOD (all events are read into
     memory, in chunks)."""
     inp = open_input(path, tree)
     inp.require_entries()
     schema = extract_schema(inp)
-    chunks: dict[str, list[Column]] = {n: [] for n in schema.names}
-    for chunk in read_events(inp, schema):
-        for name, col in chunk.items():
-            chunks[name].append(col)
-    cols = {n: _concat(c) for n, c in chunks.items()}
+    cols = _read(inp, schema)
     lengths = _lengths(path, schema, cols)
     n_events = len(next(iter(lengths.values()))) if lengths else cols[schema.names[0]].values.size
     values: dict[str, ValueModel] = {}
-    multiplicity: dict[str, dict[str, float]] = {}
-    for collection, n in lengths.items():
-        c, k = np.unique(n, return_counts=True)
-        multiplicity[collection] = {str(int(m)): float(f)
-                                    for m, f in zip(c, k / n_events, strict=True)}
+    multiplicity = _multiplicity(lengths)
     counters = schema.counters()
     for b in schema.branches:
         if b.name in counters:

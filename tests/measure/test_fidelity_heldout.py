@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import awkward as ak
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import uproot
@@ -45,10 +46,48 @@ def test_halves_split_the_events(part: Path, tmp_path: Path) -> None:
 
 
 def test_held_out_judges_the_other_half(part: Path) -> None:
-    tables, judged, origin = held_out(str(part), codecs=CODECS)
-    assert judged.endswith("entries 20-39 (held out)") and origin == "part.parquet entries 0-19"
-    assert tables["replicas"].iloc[0]["real events"] == 20
-    assert {"Muon", "Jet", "GenPart"} <= set(tables["checks"]["group"])
+    result = held_out(str(part), codecs=CODECS)
+    assert result.judged.endswith("entries 20-39 (held out)")
+    assert result.origin == "part.parquet entries 0-19"
+    for tables in (result.values, result.whole):
+        assert tables["replicas"].iloc[0]["real events"] == 20
+        assert {"Muon", "Jet", "GenPart"} <= set(tables["checks"]["group"])
+    # the branch table adds up to the group budgets it explains
+    branches, checks = result.values["branches"], result.values["checks"]
+    jet = branches[(branches["format"] == "parquet") & (branches["group"] == "Jet")]
+    row = checks[(checks["format"] == "parquet") & (checks["group"] == "Jet")].iloc[0]
+    assert jet["real"].sum() == pytest.approx(row["real"])
+    assert jet["synthetic"].sum() == pytest.approx(row["synthetic"])
+
+
+def test_values_are_judged_at_the_judged_events_multiplicities(part: Path,
+                                                                tmp_path: Path) -> None:
+    """The halves differ in muons per event (0.35 and 0.55 in nano_dy): the whole model
+    carries the first half's, the judgement of its values the second's."""
+    result = held_out(str(part), codecs=CODECS)
+    mult = result.multiplicity.set_index("collection")
+    n = [pd.read_parquet(h, columns=["nMuon"])["nMuon"]
+         for h in halves(str(part), "Events", tmp_path)]
+    assert mult.loc["Muon", "learned mean"] == pytest.approx(n[0].mean())
+    assert mult.loc["Muon", "judged mean"] == pytest.approx(n[1].mean())
+    se = (n[0].var(ddof=0) / n[0].size + n[1].var(ddof=0) / n[1].size) ** 0.5
+    assert mult.loc["Muon", "z"] == pytest.approx((n[0].mean() - n[1].mean()) / se)
+    synth = {k: t["multiplicity"].set_index("collection").loc["Muon", "synthetic mean"]
+             for k, t in (("values", result.values), ("whole", result.whole))}
+    assert abs(synth["values"] - n[1].mean()) < abs(synth["whole"] - n[1].mean())
+
+
+def test_a_collection_never_seen_is_not_judged() -> None:
+    """A model that saw no electron has no electron values: at the judged events' electrons
+    its checks are listed, not judged, and the verdict says so."""
+    checks = pd.DataFrame({"group": ["all", "Electron", "Muon"], "diff %": [1.0, -80.0, 2.0],
+                           "within goal": [True, False, True]})
+    checks["judged"] = checks["group"] != "Electron"
+    tables = {"checks": checks}
+    assert fidelity.misses(tables).empty
+    line = fidelity.verdict_line(tables)
+    assert line.startswith("**Goal met**: all 2 checks within 15%.")
+    assert "Not judged: 1 checks of Electron, of which the model saw no object." in line
 
 
 def test_validate_model_held_out_cli(part: Path, tmp_path: Path) -> None:
@@ -73,3 +112,13 @@ def test_a_schema_mismatch_is_said_in_one_line(part: Path, tmp_path: Path,
             f"file's ({n_file} branches): 0 of the file's branches are missing from the model, "
             f"{n_model - n_file} of the model's from the file") in warnings[0]
     assert "**Note**: the model's schema" in report.read_text()
+
+
+def test_learn_from_another_file_is_judged_out_of_sample(part: Path, tmp_path: Path) -> None:
+    learn, judged = halves(str(part), "Events", tmp_path)
+    report = tmp_path / "report.md"
+    assert main(["validate-model", str(judged), "--learn-from", str(learn), "--report-only",
+                 "-o", str(report)]) == 0
+    text = report.read_text()
+    assert "(out of sample, at the judged events' multiplicities)" in text
+    assert "## The whole model, multiplicities as learned" in text
