@@ -37,12 +37,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Family:
-    name: str  # also the name of the module that draws it
+    name: str  # its figures' directory, rule and caption
     stem: str  # the file name of its figure (PNG and PDF)
     tables: tuple[str, ...]  # the tables it reads
     #: the Snakemake target that draws it: ``all`` (the read study's tables) or its own
     #: (``queries``: its table comes from measurements ``all`` does not make)
     target: str = "all"
+    #: the module of this package that draws it: the family's name unless said (``queries``
+    #: is drawn by ``query_throughput``, not a second module named ``queries``)
+    module: str = ""
 
     def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
         """The family's figure, its title naming the CPUs its numbers were measured on (a
@@ -50,7 +53,7 @@ class Family:
         from analysis.report.documents import measured_on, provenance_cpus  # pandas: not at
         # parse time
 
-        fig, notes = importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
+        fig, notes = importlib.import_module(f"{__name__}.{self.module or self.name}").draw(inputs)
         return titled(fig, measured_on(provenance_cpus(inputs.provenance))), notes
 
 
@@ -60,7 +63,8 @@ FAMILIES = {f.name: f for f in (
     Family("tradeoff", "size_vs_read_time", ("formats",)),
     Family("groups", "bytes_by_group", ("groups",)),
     Family("memory", "peak_memory", ("reads",)),
-    Family("queries", "query_throughput", ("queries",), target="queries"),
+    Family("queries", "query_throughput", ("queries",), target="queries",
+           module="query_throughput"),
     Family("query_ratios", "query_root_parquet", ("queries-ratios",), target="queries"),
     Family("storage", "storage", ("storage", "storage-ratios"), target="storage"),
 )}
