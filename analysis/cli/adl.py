@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import task_numbers, written_file_arguments
+from analysis.cli.arguments import adapter, task_numbers, written_file_arguments
 from analysis.defaults import default
 from analysis.errors import UsageError
 
@@ -30,15 +30,16 @@ def cmd_query(a: argparse.Namespace) -> None:
     if a.repetitions < QUERY_MIN_REPETITIONS:
         raise UsageError("--repetitions",
                           f"at least {QUERY_MIN_REPETITIONS} repetitions are required")
+    fmt = adapter(a.format)
     numbers = task_numbers(a.tasks)
     engines = (a.engines.split(",") if a.engines
-               else reading(a.format, numbers, distributed=bool(a.dask_scheduler)))
+               else reading(fmt, numbers, distributed=bool(a.dask_scheduler)))
     with tempfile.TemporaryDirectory(prefix="hepfmt-query-") as tmp:
         reference = a.reference
         if reference is None:
             reference = Path(tmp) / "reference.json"
             write_reference(a.source, numbers, reference)
-        doc = measure_queries(a.file, a.source, reference, a.format, a.variant,
+        doc = measure_queries(a.file, a.source, reference, fmt, a.variant,
                               a.cluster_size, engines, numbers, a.modes.split(","),
                               a.repetitions, a.threads, a.output, a.timeout, name=a.name,
                               scheduler=a.dask_scheduler or "")

@@ -84,6 +84,31 @@ def written_file_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster-size", type=int, required=True)
 
 
+def adapter(text: str, flag: str = "--format") -> str:
+    """``text`` if the format registry knows it; else the registry's problem, naming ``flag``
+    (the registry names the config key ``formats``, which a flag is not)."""
+    from analysis import formats
+
+    try:
+        formats.entry(text)
+    except ConfigError as exc:
+        raise UsageError(flag, exc.problem) from None
+    return text
+
+
+def storage_profiles(text: str) -> list[str]:
+    """``--profiles``: ``page-cache`` and known storage profiles, comma-separated; else the
+    profiles' problem, naming the flag (they name the config key ``storage.profile``)."""
+    from analysis.measure.onstorage import check_profiles
+
+    out = text.split(",")
+    try:
+        check_profiles(out)
+    except ConfigError as exc:
+        raise UsageError("--profiles", exc.problem) from None
+    return out
+
+
 def task_numbers(text: str) -> list[int]:
     from analysis.queries.tasks import TASKS
 

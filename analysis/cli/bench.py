@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import resolved_selections, selection, task_numbers
+from analysis.cli.arguments import adapter, resolved_selections, selection, task_numbers
 from analysis.defaults import default
 from analysis.errors import InputError, UsageError
 
@@ -14,8 +14,8 @@ from analysis.errors import InputError, UsageError
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
     from analysis.measure.overhead import bench, report
 
-    rows = bench(a.file, a.source, a.format, a.readers.split(","), resolved_selections(a),
-                 a.runs, a.threads, a.timeout)
+    rows = bench(a.file, a.source, adapter(a.format), a.readers.split(","),
+                 resolved_selections(a), a.runs, a.threads, a.timeout)
     print(report(rows, a.format))
 
 
@@ -30,7 +30,8 @@ def cmd_bench_layers(a: argparse.Namespace) -> None:
         raise UsageError("--selection", "bench layers profiles one selection")
     (sel,) = sels.values()
     branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
-    text = report(bench(a.file, a.source, a.format, a.readers.split(","), branches, a.seconds))
+    text = report(bench(a.file, a.source, adapter(a.format), a.readers.split(","), branches,
+                        a.seconds))
     print(text)
     if a.output:
         with atomic_path(a.output) as tmp:

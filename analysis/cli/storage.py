@@ -6,9 +6,11 @@ import argparse
 import sys
 
 from analysis.cli.arguments import (
+    adapter,
     resolved_selections,
     selection,
     stopping_arguments,
+    storage_profiles,
     written_file_arguments,
 )
 from analysis.defaults import default
@@ -23,10 +25,10 @@ def cmd_storage(a: argparse.Namespace) -> None:
         stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
     except ValueError as exc:
         raise UsageError("--repetitions", str(exc)) from None
-    doc = measure_storage(a.file, a.source, a.format, a.variant, a.cluster_size,
-                          a.readers.split(","), resolved_selections(a),
-                          a.profiles.split(","), a.output, stopping, a.threads, a.timeout,
-                          name=a.name, workdir=a.workdir)
+    fmt, names = adapter(a.format), storage_profiles(a.profiles)
+    doc = measure_storage(a.file, a.source, fmt, a.variant, a.cluster_size,
+                          a.readers.split(","), resolved_selections(a), names, a.output,
+                          stopping, a.threads, a.timeout, name=a.name, workdir=a.workdir)
     for name, why in skipped_profiles(doc).items():
         print(f"{a.file}: storage profile {name} skipped, not measured: {why}",
               file=sys.stderr)
