@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import adapter, task_numbers, written_file_arguments
+from analysis.cli.arguments import adapter, listed, task_numbers, written_file_arguments
 from analysis.defaults import default
 from analysis.errors import UsageError
 
@@ -65,8 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "default: computed here, which takes a while)")
     q.add_argument("--engines", help="comma-separated (default: every engine that reads the "
                                      "format; with --dask-scheduler, its distributed ones too)")
-    q.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
-    q.add_argument("--modes", default="cold,warm")
+    q.add_argument("--tasks", default=listed("measure.queries"),
+                   help="task numbers, comma-separated (default: %(default)s)")
+    q.add_argument("--modes", default=listed("measure.modes"),
+                   help="cache modes, comma-separated (default: %(default)s)")
     q.add_argument("--repetitions", type=int, default=default("measure.repetitions"),
                    help="timed repetitions per task and cache mode (default: %(default)s)")
     q.add_argument("--threads", type=int, default=1, help="engine threads")
@@ -80,7 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("query-reference", help="the reference answers of the ADL tasks on a "
                                                "source sample (the slow, obvious event loop)")
     r.add_argument("source")
-    r.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    r.add_argument("--tasks", default=listed("measure.queries"),
+                   help="task numbers, comma-separated (default: %(default)s)")
     r.add_argument("-o", "--output", required=True)
     r.set_defaults(func=cmd_query_reference)
 

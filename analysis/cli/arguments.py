@@ -17,6 +17,12 @@ def option(text: str) -> tuple[str, object]:
     return key, yaml.safe_load(value)
 
 
+def listed(key: str) -> str:
+    """The schema's default of a list-valued config key as a comma-separated option value
+    (``measure.modes`` -> ``cold,warm``): an option's default is the config's."""
+    return ",".join(str(v) for v in default(key))
+
+
 def memory_cap(text: str) -> str:
     from analysis.measure import memcap
 

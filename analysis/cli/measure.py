@@ -6,6 +6,7 @@ import argparse
 
 from analysis.cli.arguments import (
     adapter,
+    listed,
     names,
     option,
     resolved_selections,
@@ -123,7 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
-    m.add_argument("--modes", default="cold,warm")
+    m.add_argument("--modes", default=listed("measure.modes"),
+                   help="cache modes, comma-separated (default: %(default)s)")
     stopping_arguments(m, "timed repetitions per cache mode", "measure", "one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=default("measure.timeout_s"))

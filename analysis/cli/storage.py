@@ -7,6 +7,7 @@ import sys
 
 from analysis.cli.arguments import (
     adapter,
+    listed,
     resolved_selections,
     selection,
     stopping_arguments,
@@ -53,9 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--readers", required=True, help="comma-separated reader names")
     s.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
-    s.add_argument("--profiles", default="page-cache,hdd",
+    s.add_argument("--profiles", default=listed("measure.storage"),
                    help="comma-separated: page-cache and names of analysis/measure/storage/"
-                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan)")
+                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan; default: "
+                        "%(default)s)")
     stopping_arguments(s, "timed repetitions per profile, reader and selection", "measure",
                         "one read")
     s.add_argument("--threads", type=int, default=1, help="reader threads")
