@@ -22,6 +22,8 @@ rule query_reference:
         paths.query_reference(RESULTS),
     log:
         paths.log(RESULTS, "query_reference"),
+    wildcard_constraints:
+        sample=GRID_WILDCARDS["sample"],
     conda:
         "../../envs/root.yaml"
     threads: 1
@@ -45,6 +47,8 @@ rule query:
         paths.query(RESULTS),
     log:
         paths.log(RESULTS, "query"),
+    wildcard_constraints:
+        **GRID_WILDCARDS,
     conda:
         "../../envs/root.yaml"
     # like a read measurement: nothing runs beside it

@@ -31,6 +31,8 @@ rule storage_read:
         paths.storage(RESULTS),
     log:
         paths.log(RESULTS, "storage"),
+    wildcard_constraints:
+        **GRID_WILDCARDS,
     conda:
         "../../envs/root.yaml"
     # like a read measurement: nothing runs beside it
