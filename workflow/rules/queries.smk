@@ -121,3 +121,4 @@ rule queries:
     input:
         rules.tabulate_queries.output,
         QUERY_FIGURES,
+    localrule: True

@@ -96,3 +96,4 @@ rule storage:
     input:
         rules.tabulate_storage.output,
         STORAGE_FIGURES,
+    localrule: True
