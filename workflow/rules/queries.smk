@@ -47,6 +47,8 @@ rule query:
         paths.query(RESULTS),
     log:
         paths.log(RESULTS, "query"),
+    benchmark:
+        paths.benchmark(RESULTS, "query")
     wildcard_constraints:
         **GRID_WILDCARDS,
     conda:

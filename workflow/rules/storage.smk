@@ -31,6 +31,8 @@ rule storage_read:
         paths.storage(RESULTS),
     log:
         paths.log(RESULTS, "storage"),
+    benchmark:
+        paths.benchmark(RESULTS, "storage")
     wildcard_constraints:
         **GRID_WILDCARDS,
     conda:
