@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError
+from analysis.report import table_names as tn
 from analysis.report.style import provenance_footer, render, titled
 
 if TYPE_CHECKING:
@@ -58,11 +59,11 @@ class Family:
 
 
 FAMILIES = {f.name: f for f in (
-    Family("size", "normalized_size", ("size",)),
-    Family("ratios", "rate_ratio", ("ratios", "reads")),
-    Family("tradeoff", "size_vs_read_time", ("formats",)),
-    Family("groups", "bytes_by_group", ("groups",)),
-    Family("memory", "peak_memory", ("reads",)),
+    Family("size", "normalized_size", (tn.SIZE,)),
+    Family("ratios", "rate_ratio", (tn.RATIOS, tn.READS)),
+    Family("tradeoff", "size_vs_read_time", (tn.FORMATS,)),
+    Family("groups", "bytes_by_group", (tn.GROUPS,)),
+    Family("memory", "peak_memory", (tn.READS,)),
     Family("queries", "query_throughput", ("queries",), target="queries",
            module="query_throughput"),
     Family("query_ratios", "query_root_parquet", ("queries-ratios",), target="queries"),
