@@ -108,6 +108,7 @@ class ConfigError(HepfmtError):
 
     def __init__(self, key: str, problem: str) -> None:
         self.key = key
+        self.problem = problem
         super().__init__(f"config key {key!r}: {problem}")
 
 

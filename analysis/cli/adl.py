@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import task_numbers, written_file_arguments
+from analysis.cli.arguments import adapter, listed, task_numbers, written_file_arguments
 from analysis.defaults import default
 from analysis.errors import UsageError
 
@@ -30,15 +30,16 @@ def cmd_query(a: argparse.Namespace) -> None:
     if a.repetitions < QUERY_MIN_REPETITIONS:
         raise UsageError("--repetitions",
                           f"at least {QUERY_MIN_REPETITIONS} repetitions are required")
+    fmt = adapter(a.format)
     numbers = task_numbers(a.tasks)
     engines = (a.engines.split(",") if a.engines
-               else reading(a.format, numbers, distributed=bool(a.dask_scheduler)))
+               else reading(fmt, numbers, distributed=bool(a.dask_scheduler)))
     with tempfile.TemporaryDirectory(prefix="hepfmt-query-") as tmp:
         reference = a.reference
         if reference is None:
             reference = Path(tmp) / "reference.json"
             write_reference(a.source, numbers, reference)
-        doc = measure_queries(a.file, a.source, reference, a.format, a.variant,
+        doc = measure_queries(a.file, a.source, reference, fmt, a.variant,
                               a.cluster_size, engines, numbers, a.modes.split(","),
                               a.repetitions, a.threads, a.output, a.timeout, name=a.name,
                               scheduler=a.dask_scheduler or "")
@@ -64,8 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                        "default: computed here, which takes a while)")
     q.add_argument("--engines", help="comma-separated (default: every engine that reads the "
                                      "format; with --dask-scheduler, its distributed ones too)")
-    q.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
-    q.add_argument("--modes", default="cold,warm")
+    q.add_argument("--tasks", default=listed("measure.queries"),
+                   help="task numbers, comma-separated (default: %(default)s)")
+    q.add_argument("--modes", default=listed("measure.modes"),
+                   help="cache modes, comma-separated (default: %(default)s)")
     q.add_argument("--repetitions", type=int, default=default("measure.repetitions"),
                    help="timed repetitions per task and cache mode (default: %(default)s)")
     q.add_argument("--threads", type=int, default=1, help="engine threads")
@@ -79,7 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("query-reference", help="the reference answers of the ADL tasks on a "
                                                "source sample (the slow, obvious event loop)")
     r.add_argument("source")
-    r.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    r.add_argument("--tasks", default=listed("measure.queries"),
+                   help="task numbers, comma-separated (default: %(default)s)")
     r.add_argument("-o", "--output", required=True)
     r.set_defaults(func=cmd_query_reference)
 

@@ -17,6 +17,12 @@ def option(text: str) -> tuple[str, object]:
     return key, yaml.safe_load(value)
 
 
+def listed(key: str) -> str:
+    """The schema's default of a list-valued config key as a comma-separated option value
+    (``measure.modes`` -> ``cold,warm``): an option's default is the config's."""
+    return ",".join(str(v) for v in default(key))
+
+
 def memory_cap(text: str) -> str:
     from analysis.measure import memcap
 
@@ -82,6 +88,31 @@ def written_file_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="the config's name of this format (default: --format)")
     p.add_argument("--variant", required=True)
     p.add_argument("--cluster-size", type=int, required=True)
+
+
+def adapter(text: str, flag: str = "--format") -> str:
+    """``text`` if the format registry knows it; else the registry's problem, naming ``flag``
+    (the registry names the config key ``formats``, which a flag is not)."""
+    from analysis import formats
+
+    try:
+        formats.entry(text)
+    except ConfigError as exc:
+        raise UsageError(flag, exc.problem) from None
+    return text
+
+
+def storage_profiles(text: str) -> list[str]:
+    """``--profiles``: ``page-cache`` and known storage profiles, comma-separated; else the
+    profiles' problem, naming the flag (they name the config key ``storage.profile``)."""
+    from analysis.measure.onstorage import check_profiles
+
+    out = text.split(",")
+    try:
+        check_profiles(out)
+    except ConfigError as exc:
+        raise UsageError("--profiles", exc.problem) from None
+    return out
 
 
 def task_numbers(text: str) -> list[int]:

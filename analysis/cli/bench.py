@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import resolved_selections, selection, task_numbers
+from analysis.cli.arguments import (
+    adapter,
+    listed,
+    resolved_selections,
+    selection,
+    task_numbers,
+)
 from analysis.defaults import default
 from analysis.errors import InputError, UsageError
 
@@ -14,8 +20,8 @@ from analysis.errors import InputError, UsageError
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
     from analysis.measure.overhead import bench, report
 
-    rows = bench(a.file, a.source, a.format, a.readers.split(","), resolved_selections(a),
-                 a.runs, a.threads, a.timeout)
+    rows = bench(a.file, a.source, adapter(a.format), a.readers.split(","),
+                 resolved_selections(a), a.runs, a.threads, a.timeout)
     print(report(rows, a.format))
 
 
@@ -30,7 +36,8 @@ def cmd_bench_layers(a: argparse.Namespace) -> None:
         raise UsageError("--selection", "bench layers profiles one selection")
     (sel,) = sels.values()
     branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
-    text = report(bench(a.file, a.source, a.format, a.readers.split(","), branches, a.seconds))
+    text = report(bench(a.file, a.source, adapter(a.format), a.readers.split(","), branches,
+                        a.seconds))
     print(text)
     if a.output:
         with atomic_path(a.output) as tmp:
@@ -209,7 +216,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ds.add_argument("--engines", default="dask-awkward",
                     help="comma-separated distributed engines (default: %(default)s)")
     ds.add_argument("--workers", default="1,2", help="cluster sizes (default: %(default)s)")
-    ds.add_argument("--tasks", default="1,2,3,4,5,6,7,8", help="task numbers, comma-separated")
+    ds.add_argument("--tasks", default=listed("measure.queries"),
+                    help="task numbers, comma-separated (default: %(default)s)")
     ds.add_argument("--repetitions", type=int, default=5, help="timed runs per task")
     ds.add_argument("-o", "--output", help="also write the report here")
     ds.set_defaults(func=cmd_bench_dask_scaling)

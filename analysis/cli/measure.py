@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from analysis.cli.arguments import (
+    adapter,
+    listed,
     names,
     option,
     resolved_selections,
@@ -19,8 +21,8 @@ from analysis.errors import UsageError
 def cmd_convert(a: argparse.Namespace) -> None:
     from analysis.measure.convert import convert
 
-    convert(a.source, a.output, a.format, a.variant, a.cluster_size, dict(a.option), a.prove,
-            a.name, a.size_output)
+    convert(a.source, a.output, adapter(a.format), a.variant, a.cluster_size, dict(a.option),
+            a.prove, a.name, a.size_output)
 
 
 def cmd_measure(a: argparse.Namespace) -> None:
@@ -35,18 +37,19 @@ def cmd_measure(a: argparse.Namespace) -> None:
         threads = [int(t) for t in a.threads.split(",")]
     except ValueError:
         raise UsageError("--threads", f"{a.threads!r} is not N or N,M,...") from None
-    measure_file(a.file, a.source, a.format, a.variant, a.cluster_size, a.readers.split(","),
-                 resolved_selections(a), a.modes.split(","), stopping, threads, a.output,
-                 a.timeout, name=a.name, size_record=a.size_record)
+    measure_file(a.file, a.source, adapter(a.format), a.variant, a.cluster_size,
+                 a.readers.split(","), resolved_selections(a), a.modes.split(","), stopping,
+                 threads, a.output, a.timeout, name=a.name, size_record=a.size_record)
 
 
 def cmd_pair(a: argparse.Namespace) -> None:
     from analysis.measure.pairs import PairSide, PairSpec, measure_pair
 
     def side(name: str) -> PairSide:
-        return PairSide(getattr(a, name), getattr(a, f"{name}_name") or getattr(
-            a, f"{name}_format"), getattr(a, f"{name}_format"), getattr(a, f"{name}_variant"),
-            getattr(a, f"{name}_reader"), getattr(a, f"{name}_size_record") or "")
+        fmt = adapter(getattr(a, f"{name}_format"), f"--{name}-format")
+        return PairSide(getattr(a, name), getattr(a, f"{name}_name") or fmt, fmt,
+                        getattr(a, f"{name}_variant"), getattr(a, f"{name}_reader"),
+                        getattr(a, f"{name}_size_record") or "")
 
     sels = resolved_selections(a)
     from analysis.samples.source import read_source_meta, schema_of
@@ -121,7 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
-    m.add_argument("--modes", default="cold,warm")
+    m.add_argument("--modes", default=listed("measure.modes"),
+                   help="cache modes, comma-separated (default: %(default)s)")
     stopping_arguments(m, "timed repetitions per cache mode", "measure", "one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=default("measure.timeout_s"))

@@ -16,7 +16,7 @@ def cmd_metadata_write(a: argparse.Namespace) -> None:
     from analysis.metastudy import widefiles
     from analysis.provenance import collect
 
-    layout = widefiles.Layout.parse(a.layout)
+    layout = widefiles.WideFileLayout.parse(a.layout)
     codec = formats.get("parquet" if layout.format == "parquet" else "ttree").variant(
         a.codec, "--codec")
     ds = widefiles.dataset(a.dataset, a.row_groups, a.rows_per_group, a.seed, a.source)

@@ -6,9 +6,12 @@ import argparse
 import sys
 
 from analysis.cli.arguments import (
+    adapter,
+    listed,
     resolved_selections,
     selection,
     stopping_arguments,
+    storage_profiles,
     written_file_arguments,
 )
 from analysis.defaults import default
@@ -23,10 +26,10 @@ def cmd_storage(a: argparse.Namespace) -> None:
         stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
     except ValueError as exc:
         raise UsageError("--repetitions", str(exc)) from None
-    doc = measure_storage(a.file, a.source, a.format, a.variant, a.cluster_size,
-                          a.readers.split(","), resolved_selections(a),
-                          a.profiles.split(","), a.output, stopping, a.threads, a.timeout,
-                          name=a.name, workdir=a.workdir)
+    fmt, names = adapter(a.format), storage_profiles(a.profiles)
+    doc = measure_storage(a.file, a.source, fmt, a.variant, a.cluster_size,
+                          a.readers.split(","), resolved_selections(a), names, a.output,
+                          stopping, a.threads, a.timeout, name=a.name, workdir=a.workdir)
     for name, why in skipped_profiles(doc).items():
         print(f"{a.file}: storage profile {name} skipped, not measured: {why}",
               file=sys.stderr)
@@ -51,9 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--readers", required=True, help="comma-separated reader names")
     s.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
-    s.add_argument("--profiles", default="page-cache,hdd",
+    s.add_argument("--profiles", default=listed("measure.storage"),
                    help="comma-separated: page-cache and names of analysis/measure/storage/"
-                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan)")
+                        "profiles.py (hdd, sata-ssd, network-disk, lan, wan; default: "
+                        "%(default)s)")
     stopping_arguments(s, "timed repetitions per profile, reader and selection", "measure",
                         "one read")
     s.add_argument("--threads", type=int, default=1, help="reader threads")

@@ -47,7 +47,6 @@ from analysis.stats import summarize
 
 #: The file read where it lies, from the page cache: not a storage class, the baseline.
 PAGE_CACHE = "page-cache"
-DEFAULT_PROFILES = (PAGE_CACHE, "hdd")
 
 
 def check_profiles(names: list[str]) -> None:

@@ -45,7 +45,7 @@ _ALNUM = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 @dataclass(frozen=True)
-class Layout:
+class WideFileLayout:
     """How one file is written: its format and, for Parquet, its statistics level."""
 
     format: str
@@ -60,7 +60,7 @@ class Layout:
         return "parquet" if self.format == "parquet" else "root"
 
     @classmethod
-    def parse(cls, name: str) -> Layout:
+    def parse(cls, name: str) -> WideFileLayout:
         fmt, _, stats = name.partition("-")
         if fmt == "parquet" and stats in STATS:
             return cls("parquet", stats)
@@ -151,13 +151,13 @@ def _write_parquet(ds: Dataset, out: Path, stats: str, codec: Variant, options: 
         raise VerificationError(out, f"pyarrow refused the writer options {opts}: {exc}") from exc
 
 
-def expected(ds: Dataset, layout: Layout) -> dict:
+def expected(ds: Dataset, layout: WideFileLayout) -> dict:
     """What the written file's own metadata must say."""
     rows = [r for _, r in ds.groups()]
     return {"columns": len(ds.columns), "groups": rows, "stats": layout.stats}
 
 
-def verify(path: Path, name: str | Path, layout: Layout, want: dict) -> dict:
+def verify(path: Path, name: str | Path, layout: WideFileLayout, want: dict) -> dict:
     """Read the file's metadata back; raise unless columns, row groups and statistics level are
     the requested ones. Returns the description (with the metadata byte counts)."""
     got = metabytes.describe(path, layout.format)
@@ -172,7 +172,7 @@ def _short(value: object) -> str:
     return f"{value[:5]}... ({len(value)})" if isinstance(value, list) else repr(value)
 
 
-def write(ds: Dataset, layout: Layout, out: str | Path, codec: Variant,
+def write(ds: Dataset, layout: WideFileLayout, out: str | Path, codec: Variant,
           parquet_options: dict | None = None) -> dict:
     """Write ``ds`` in ``layout`` to ``out`` atomically; returns the verified description."""
     out = Path(out)

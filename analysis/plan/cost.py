@@ -26,7 +26,7 @@ from pathlib import Path
 from analysis import formats
 from analysis.codec import Variant
 from analysis.formats.base import DEFAULT_FILE_OVERHEAD_S, ReadCost, WriteParts, is_url
-from analysis.metastudy.widefiles import Layout
+from analysis.metastudy.widefiles import WideFileLayout
 from analysis.plan import metagrid, selections, study
 
 #: Where and how every part below was measured (on 2026-11-24, one job at a time, while another
@@ -391,7 +391,7 @@ def metadata_seconds(config: Mapping) -> float:
         sample = metagrid.source_sample(f.dataset)
         columns = f.columns or branch_count(config)
         rows = sample_events(config, sample) if sample else m["row_groups"] * m["rows_per_group"]
-        fmt = Layout.parse(f.layout).format
+        fmt = WideFileLayout.parse(f.layout).format
         total += write_seconds(fmt, _write_cost(fmt).variant, rows, columns)
         total += FILE_OVERHEAD_DEFAULT_S
         for impl in metagrid.implementations(dict(config), f):

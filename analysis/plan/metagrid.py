@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from analysis.errors import ConfigError
 from analysis.metastudy.decode import IMPLEMENTATIONS
-from analysis.metastudy.widefiles import FORMATS, Layout
+from analysis.metastudy.widefiles import FORMATS, WideFileLayout
 from analysis.plan import paths
 
 
@@ -21,7 +21,7 @@ class MetaFile:
 
     @property
     def extension(self) -> str:
-        return Layout.parse(self.layout).extension
+        return WideFileLayout.parse(self.layout).extension
 
     @property
     def wildcards(self) -> dict[str, str]:
@@ -51,7 +51,8 @@ def layouts(config: dict) -> list[str]:
     """Layouts some configured implementation reads (a format nobody times is not written)."""
     m = config["metadata"]
     fmts = {IMPLEMENTATIONS[i] for i in m["implementations"]}
-    out = [Layout("parquet", s).name for s in m["stats_levels"]] if "parquet" in fmts else []
+    out = ([WideFileLayout("parquet", s).name for s in m["stats_levels"]]
+           if "parquet" in fmts else [])
     return out + [f for f in FORMATS[1:] if f in fmts]
 
 
@@ -59,7 +60,7 @@ def implementations(config: dict, f: MetaFile) -> list[str]:
     """Implementations that time file ``f``: those reading its format, up to their
     ``max_columns`` (synthetic widths only)."""
     m = config["metadata"]
-    fmt = Layout.parse(f.layout).format
+    fmt = WideFileLayout.parse(f.layout).format
     limits = m.get("max_columns", {})
     return [i for i in m["implementations"] if IMPLEMENTATIONS[i] == fmt
             and (f.columns is None or f.columns <= limits.get(i, f.columns))]
@@ -96,7 +97,7 @@ def source_files(results: str, dataset: str) -> list[str]:
 
 def codec(config: dict, layout: str) -> str:
     """The data compression of the files of ``layout`` (``metadata.codecs``)."""
-    return config["metadata"]["codecs"][Layout.parse(layout).format]
+    return config["metadata"]["codecs"][WideFileLayout.parse(layout).format]
 
 
 def write_mem_mb(config: dict, dataset: str, layout: str) -> int:

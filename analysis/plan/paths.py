@@ -174,10 +174,11 @@ def figure(results: str, family: str, name: str, ext: str) -> str:
     return fill(FIGURE, results, {"family": family, "name": name, "ext": ext})
 
 
-#: The rules whose jobs keep Snakemake's ``benchmark:`` record (wall time, peak memory, CPU
-#: time; a TSV), beside their logs' names: what the cost model is fitted to
+#: The jobs (by their :data:`LOGS` name) that keep Snakemake's ``benchmark:`` record (wall time,
+#: peak memory, CPU time; a TSV), named as their logs: every writing and timing job. The cost
+#: model is fitted to the records of generate, convert, measure and pair
 #: (:mod:`analysis.plan.calibration`).
-BENCHMARKED = ("generate", "convert", "measure", "pair")
+BENCHMARKED = ("generate", "convert", "measure", "pair", "query", "storage", "metadata_time")
 
 
 def benchmark(results: str, rule: str, values: Mapping[str, object] | None = None) -> str:

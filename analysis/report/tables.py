@@ -71,6 +71,17 @@ from analysis.report.grid import widest_read_cluster_size
 from analysis.report.load import load_pairs, load_reads, load_sizes
 from analysis.report.ratios import pair_table, ratio_table
 from analysis.report.steady import resolved_reads
+from analysis.report.table_names import (
+    FORMATS,
+    GROUPS,
+    PAIRS,
+    RATIOS,
+    READS,
+    REPETITIONS,
+    SAMPLES,
+    SIZE,
+    SUMMARIES,
+)
 from analysis.stats import (
     ns_per_value,
 )
@@ -192,19 +203,15 @@ def sample_table(sizes: pd.DataFrame) -> pd.DataFrame:
             .sort_values([*KEYS, "sample"]).reset_index(drop=True))
 
 
-#: The tables :func:`summaries` makes, in the order they are written.
-SUMMARIES = ("size", "groups", "reads", "ratios", "pairs", "formats")
-
-
 def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame, pair_ratios: pd.DataFrame,
                pair_sides: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The tables that average over samples."""
     st = size_table(sizes)
     reads = resolved_reads(reads)  # once, within the samples averaged together
     rt = read_table(reads) if not reads.empty else pd.DataFrame()
-    return {"size": st, "groups": group_table(sizes), "reads": rt,
-            "ratios": ratio_table(plan, sizes, pair_ratios), "pairs": pair_table(pair_sides),
-            "formats": format_table(st, rt)}
+    return {SIZE: st, GROUPS: group_table(sizes), READS: rt,
+            RATIOS: ratio_table(plan, sizes, pair_ratios), PAIRS: pair_table(pair_sides),
+            FORMATS: format_table(st, rt)}
 
 
 def _of_kind(df: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -253,28 +260,28 @@ def tabulate(plan: dict, size_files: Iterable[str | Path], read_files: Iterable[
 
     t = summaries(plan, sizes, reads, pair_ratios, pair_sides)
     samples = sample_table(sizes)
-    for name, df in (*t.items(), ("repetitions", reps), ("samples", samples)):
+    for name, df in (*t.items(), (REPETITIONS, reps), (SAMPLES, samples)):
         write_csv(with_labels(plan, df), out / f"{name}.csv", lines)
 
     size_cpus = cpus_of(size_provs)
     read_cpus = cpus_of(read_provs) or size_cpus
     docs = (
-        ("size", "Normalized size (file bytes / naive bytes)",
-         sections.per_kind(sections.size_sections, t["size"], t["groups"]), size_cpus),
-        ("reads", "Read time (per sample: median of repetitions; mean ± std over samples)",
-         sections.per_kind(sections.read_sections, t["reads"]), read_cpus),
-        ("ratios", "ROOT / Parquet ratios (reads: paired measurements, both files in one; per "
+        (SIZE, "Normalized size (file bytes / naive bytes)",
+         sections.per_kind(sections.size_sections, t[SIZE], t[GROUPS]), size_cpus),
+        (READS, "Read time (per sample: median of repetitions; mean ± std over samples)",
+         sections.per_kind(sections.read_sections, t[READS]), read_cpus),
+        (RATIOS, "ROOT / Parquet ratios (reads: paired measurements, both files in one; per "
                    "sample the median of per-pair ratios, over samples the mean)",
-         sections.per_kind(sections.ratio_sections, t["ratios"]),
+         sections.per_kind(sections.ratio_sections, t[RATIOS]),
          cpus_of(size_provs + pair_provs)),
-        ("pairs", "Paired reads: each side of every ROOT / Parquet pairing, first read and "
+        (PAIRS, "Paired reads: each side of every ROOT / Parquet pairing, first read and "
                   "repeats apart",
-         sections.per_kind(sections.pair_sections, with_labels(plan, t["pairs"])),
+         sections.per_kind(sections.pair_sections, with_labels(plan, t[PAIRS])),
          cpus_of(pair_provs)),
-        ("formats", "Formats side by side",
-         sections.per_kind(sections.format_sections, with_labels(plan, t["formats"])),
+        (FORMATS, "Formats side by side",
+         sections.per_kind(sections.format_sections, with_labels(plan, t[FORMATS])),
          read_cpus),
-        ("samples", "Samples one by one (normalized size: file bytes / naive bytes)",
+        (SAMPLES, "Samples one by one (normalized size: file bytes / naive bytes)",
          sections.sample_sections(with_labels(plan, samples), plan_record.resolved(plan)),
          size_cpus))
     for name, title, body, cpus in docs:

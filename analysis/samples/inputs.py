@@ -12,7 +12,6 @@ flat numpy values plus offsets, so that a large file never needs to fit in memor
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from analysis.errors import InputError
 from analysis.samples.rntuple import columns as rntuple_columns
-from analysis.samples.schema import DTYPES, Schema, schema_from_fields
+from analysis.samples.schema import DTYPES, Field, Schema, schema_from_fields
 from analysis.samples.source import Column, to_column
 
 KINDS = ("ttree", "rntuple", "parquet")
@@ -29,17 +28,6 @@ STEP_BYTES = 100_000_000
 #: Class names uproot reports for an RNTuple anchor (the pre-1.0 name included).
 RNTUPLE_CLASSES = ("ROOT::RNTuple", "ROOT::Experimental::RNTuple")
 MAGIC = {b"root": "root", b"PAR1": "parquet"}
-
-
-@dataclass(frozen=True)
-class Field:
-    """One column of a real file, before hepfmt names its counter and collection."""
-
-    name: str
-    dtype: str  # numpy dtype name of the (flattened) values
-    jagged: bool
-    counter: str | None = None  # the counter the file itself names (a TTree leaf list, or an
-    # RNTuple cardinality field projected onto the same collection)
 
 
 def _magic(path: str) -> bytes:

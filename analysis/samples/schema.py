@@ -18,20 +18,27 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysis.errors import InputError
-
-if TYPE_CHECKING:
-    from analysis.samples.inputs import Field
 
 #: dtypes a branch may have; all are fixed-width so "naive bytes" is well defined.
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float32", "float64")
 #: dtype of a counter hepfmt makes for a file that has none (NanoAOD's ``UInt_t``).
 COUNTER_DTYPE = "uint32"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of a real file, before hepfmt names its counter and collection."""
+
+    name: str
+    dtype: str  # numpy dtype name of the (flattened) values
+    jagged: bool
+    counter: str | None = None  # the counter the file itself names (a TTree leaf list, or an
+    # RNTuple cardinality field projected onto the same collection)
 
 
 @dataclass(frozen=True)

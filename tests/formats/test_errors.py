@@ -161,7 +161,21 @@ def test_cli_convert_unknown_format(capsys, tmp_path, source):
                "--cluster-size", "250", "-o", str(tmp_path / "x.zarr")])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "'formats'" in err and "zarr" in err
+    assert "option --format: unknown format 'zarr'" in err
+
+
+@pytest.mark.parametrize("command", ["measure", "storage", "query"])
+def test_cli_unknown_format_names_the_flag(capsys, tmp_path, command):
+    """--format is a flag, not the config key 'formats': its error names the flag, before any
+    file is opened."""
+    timed = ["--readers", "pyarrow", "--selection", "all=*"] if command != "query" else []
+    rc = main([command, str(tmp_path / "x.zarr"), "--source", str(tmp_path / "missing"),
+               "--format", "zarr", "--variant", "none", "--cluster-size", "250", *timed,
+               "-o", str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert f"hepfmt {command}: error: option --format: unknown format 'zarr'" in err, err
+    assert "config key" not in err
 
 
 # --- atomic writes -----------------------------------------------------------------------------

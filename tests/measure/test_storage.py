@@ -153,6 +153,22 @@ def test_profiles_by_name() -> None:
         profiles.get("floppy")
 
 
+def test_an_unknown_profile_flag_is_named(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture) -> None:
+    """--profiles is a flag: its error names it, not the config key 'storage.profile' (which a
+    config naming an unknown profile still gets: above)."""
+    from analysis.cli import main
+
+    rc = main(["storage", str(tmp_path / "x.parquet"), "--source", str(tmp_path / "missing"),
+               "--format", "parquet", "--variant", "none", "--cluster-size", "250",
+               "--readers", "pyarrow", "--selection", "all=*", "--profiles", "page-cache,floppy",
+               "-o", str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "hepfmt storage: error: option --profiles: 'floppy' is not one of" in err, err
+    assert "config key" not in err
+
+
 def test_cost_model_hand_made() -> None:
     remote = Profile("t-remote", "remote", bandwidth_bps=100e6, latency_s=0.01)
     p = costmodel.predict(remote, requests=10, nbytes=50_000_000)

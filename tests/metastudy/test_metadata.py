@@ -40,7 +40,7 @@ COLUMNS, GROUPS, ROWS = 7, 3, 120  # 120 rows: the 100-row block repeats, then a
 
 
 def _write(tmp: Path, name: str, layout: str, source: Path | None = None) -> tuple[Path, dict]:
-    lay = widefiles.Layout.parse(layout)
+    lay = widefiles.WideFileLayout.parse(layout)
     ds = widefiles.dataset(name, GROUPS, ROWS, seed=3, source=source)
     out = tmp / f"{name}-{layout}.{lay.extension}"
     return out, widefiles.write(ds, lay, out, CODECS[lay.format], {})
@@ -146,7 +146,7 @@ def test_metadata_bytes_grow_with_columns(tmp_path):
     sizes = {}
     for n in (10, 100):
         for layout in ("parquet-none", "ttree", "rntuple"):
-            lay = widefiles.Layout.parse(layout)
+            lay = widefiles.WideFileLayout.parse(layout)
             ds = widefiles.dataset(f"float32-c{n}", 2, 10, seed=1)
             rec = widefiles.write(ds, lay, tmp_path / f"{n}-{layout}.{lay.extension}",
                                   CODECS[lay.format])
@@ -167,7 +167,7 @@ def test_metadata_barely_depends_on_rows_per_group(tmp_path, layout):
     """The default config writes 100 rows per group where the paper writes 1000, which makes
     its writes cheaper; the metadata must stay the same (one page / basket per column and group
     either way): ROOT's uncompressed, Parquet's within 1 % (only varint offsets grow)."""
-    lay = widefiles.Layout.parse(layout)
+    lay = widefiles.WideFileLayout.parse(layout)
     rec = {}
     for rows in (100, 1000):
         ds = widefiles.dataset("float32-c7", GROUPS, rows, seed=3)
@@ -187,7 +187,7 @@ def test_bad_names_are_refused():
     with pytest.raises(ConfigError, match="float32-c0"):
         widefiles.dataset("float32-c0", 2, 10, seed=1)
     with pytest.raises(ConfigError, match="parquet-rowgroup"):
-        widefiles.Layout.parse("parquet-rowgroup")
+        widefiles.WideFileLayout.parse("parquet-rowgroup")
     with pytest.raises(ConfigError, match="needs its source"):
         widefiles.dataset("nanoaod-DY", 2, 10, seed=1)
 

@@ -101,8 +101,8 @@ def test_overrides_apply_in_order_to_the_jobs_they_match() -> None:
 
 def test_every_timing_default_is_the_schemas() -> None:
     """One set of defaults: a config's ``compare`` and ``measure`` sections as the schema fills
-    them are what ``hepfmt pair`` / ``measure`` / ``storage`` / ``query`` do alone, and the
-    pair record's defaults (analysis.defaults)."""
+    them are what ``hepfmt pair`` / ``measure`` / ``storage`` / ``query`` do alone (cache modes,
+    tasks and storage profiles too), and the pair record's defaults (analysis.defaults)."""
     c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
                       "cluster_sizes": [5], "formats": {"ttree": {"variants": ["none"]},
                                                         "parquet": {"variants": ["none"]}}})
@@ -116,6 +116,11 @@ def test_every_timing_default_is_the_schemas() -> None:
         assert got == {k: c[section][k] for k in keys}, command
     assert commands["pair"].get_default("rounds") == c["compare"]["rounds"]
     assert commands["query"].get_default("repetitions") == c["measure"]["repetitions"]
+    for command, option, key in (("measure", "modes", "modes"), ("query", "modes", "modes"),
+                                 ("query", "tasks", "queries"),
+                                 ("query-reference", "tasks", "queries"),
+                                 ("storage", "profiles", "storage")):
+        assert commands[command].get_default(option) == ",".join(map(str, c["measure"][key]))
     spec = {f.name: f.default for f in dataclasses.fields(PairSpec)}
     assert (spec["rounds"], spec["min_repetitions"], spec["max_repetitions"], spec["budget_s"],
             spec["precision"], spec["max_load"]) == tuple(

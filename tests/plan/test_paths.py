@@ -51,6 +51,7 @@ def test_each_pattern_matches_every_planned_path(config: dict, kind: str) -> Non
     ("generate", paths.source), ("convert", paths.written), ("measure", paths.measurement),
     ("metadata_write", lambda r: paths.meta(r, "files")),
     ("metadata_time", lambda r: paths.meta(r, "timings")),
+    ("query", paths.query), ("storage", paths.storage),
 ])
 def test_a_log_has_exactly_its_outputs_wildcards(rule: str, output) -> None:
     """Snakemake requires it: a log cannot name a wildcard its outputs do not have."""
@@ -58,6 +59,15 @@ def test_a_log_has_exactly_its_outputs_wildcards(rule: str, output) -> None:
         return set(re.findall(r"\{(\w+)\}", p))
 
     assert names(paths.log("r", rule)) == names(output("r"))
+
+
+def test_the_rules_keep_the_benchmark_records_listed_each_named_as_its_log() -> None:
+    rules = "".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))
+    kept = re.findall(r'paths\.benchmark\(RESULTS, "(\w+)"\)', rules)
+    assert sorted(kept) == sorted(paths.BENCHMARKED)
+    for rule in paths.BENCHMARKED:
+        log = paths.log("r", rule).removeprefix("r/logs/").removesuffix(".log")
+        assert paths.benchmark("r", rule) == f"r/benchmarks/{log}.tsv"
 
 
 def test_metadata_files_fill_their_patterns(config: dict) -> None:

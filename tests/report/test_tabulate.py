@@ -16,6 +16,7 @@ import pytest
 from analysis.errors import InputError
 from analysis.plan.config import validate
 from analysis.plan.record import record
+from analysis.report import table_names
 from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
@@ -131,6 +132,14 @@ def test_every_table_carries_provenance(tables: Path) -> None:
     prov = json.loads((tables / "provenance.json").read_text())
     assert prov["versions"]["ROOT"] == "6.40.00"
     assert prov["repetitions"] == 5 and prov["n_files"] == 4 and prov["mixed"] == []
+
+
+def test_tabulate_writes_exactly_the_named_tables(tables: Path) -> None:
+    """What the tabulate rule lists as its outputs (analysis.report.table_names): every table
+    as CSV, the documents also as Markdown and HTML; nothing more."""
+    written = {p.name for p in tables.iterdir()} - {"provenance.json"}
+    assert written == {f"{n}.csv" for n in table_names.CSV} | {
+        f"{n}.{ext}" for n in table_names.DOCUMENTS for ext in ("md", "html")}
 
 
 def test_repetitions_table_has_every_timed_repetition(tables: Path) -> None:

@@ -1,4 +1,4 @@
-# Shared helpers: wildcard constraints and job resources used by several stages. Paths come from
+# Shared helpers: the grid's wildcard patterns and job resources used by several stages. Paths come from
 # analysis/plan/paths.py, command-line fragments from analysis/plan/commands.py.
 import os
 import sys
@@ -35,11 +35,14 @@ CONFIG_NAME = (
 )
 
 
-wildcard_constraints:
-    sample=r"[A-Za-z0-9_]+",
-    format=r"[a-z0-9_]+",
-    variant=r"[a-z0-9+-]+",
-    cluster=r"\d+",
+# What the study grid's wildcards may be (paths.STEM): given to the rules that match them, never
+# globally (as META_WILDCARDS for the metadata study's files)
+GRID_WILDCARDS = {
+    "sample": r"[A-Za-z0-9_]+",
+    "format": r"[a-z0-9_]+",
+    "variant": r"[a-z0-9+-]+",
+    "cluster": r"\d+",
+}
 
 
 def job_resources(rule):

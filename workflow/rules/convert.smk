@@ -17,6 +17,7 @@ rule convert:
     benchmark:
         paths.benchmark(RESULTS, "convert")
     wildcard_constraints:
+        **GRID_WILDCARDS,
         ext="|".join(study.extensions()),
     conda:
         "../../envs/root.yaml"

@@ -13,6 +13,8 @@ rule generate:
         paths.log(RESULTS, "generate"),
     benchmark:
         paths.benchmark(RESULTS, "generate")
+    wildcard_constraints:
+        sample=GRID_WILDCARDS["sample"],
     conda:
         "../../envs/arrow.yaml"
     threads: 1

@@ -20,6 +20,8 @@ rule measure:
         paths.log(RESULTS, "measure"),
     benchmark:
         paths.benchmark(RESULTS, "measure")
+    wildcard_constraints:
+        **GRID_WILDCARDS,
     conda:
         "../../envs/root.yaml"
     threads: timing_threads(max(study.thread_counts(config)))
@@ -63,6 +65,8 @@ rule pair:
     benchmark:
         paths.benchmark(RESULTS, "pair")
     wildcard_constraints:
+        sample=GRID_WILDCARDS["sample"],
+        cluster=GRID_WILDCARDS["cluster"],
         pair=study.PAIR_SLUG_PATTERN,
         selection=r"[A-Za-z0-9_+-]+",
     conda:

@@ -75,6 +75,8 @@ rule metadata_time:
         paths.meta(RESULTS, "timings"),
     log:
         paths.log(RESULTS, "metadata_time"),
+    benchmark:
+        paths.benchmark(RESULTS, "metadata_time")
     wildcard_constraints:
         **META_WILDCARDS,
     conda:

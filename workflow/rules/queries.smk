@@ -22,6 +22,8 @@ rule query_reference:
         paths.query_reference(RESULTS),
     log:
         paths.log(RESULTS, "query_reference"),
+    wildcard_constraints:
+        sample=GRID_WILDCARDS["sample"],
     conda:
         "../../envs/root.yaml"
     threads: 1
@@ -45,6 +47,10 @@ rule query:
         paths.query(RESULTS),
     log:
         paths.log(RESULTS, "query"),
+    benchmark:
+        paths.benchmark(RESULTS, "query")
+    wildcard_constraints:
+        **GRID_WILDCARDS,
     conda:
         "../../envs/root.yaml"
     # like a read measurement: nothing runs beside it
@@ -117,3 +123,4 @@ rule queries:
     input:
         rules.tabulate_queries.output,
         QUERY_FIGURES,
+    localrule: True

@@ -31,6 +31,10 @@ rule storage_read:
         paths.storage(RESULTS),
     log:
         paths.log(RESULTS, "storage"),
+    benchmark:
+        paths.benchmark(RESULTS, "storage")
+    wildcard_constraints:
+        **GRID_WILDCARDS,
     conda:
         "../../envs/root.yaml"
     # like a read measurement: nothing runs beside it
@@ -94,3 +98,4 @@ rule storage:
     input:
         rules.tabulate_storage.output,
         STORAGE_FIGURES,
+    localrule: True

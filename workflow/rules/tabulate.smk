@@ -1,7 +1,6 @@
-# Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance.
-
-# the tables that are also documents (Markdown + HTML, analysis.report.documents.write_doc)
-TABLE_DOCS = ("size", "reads", "ratios", "pairs", "formats", "samples")
+# Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance,
+# named in analysis/report/table_names.py (CSV: all of them; DOCUMENTS: also Markdown + HTML).
+from analysis.report import table_names
 
 
 # The config exactly as validated (defaults filled, --config overrides applied).
@@ -51,16 +50,7 @@ rule tabulate:
                 category="Tables",
                 subcategory="Read and size study, CSV",
             )
-            for t in (
-                "size",
-                "reads",
-                "ratios",
-                "pairs",
-                "formats",
-                "samples",
-                "groups",
-                "repetitions",
-            )
+            for t in table_names.CSV
         ]
         + [
             report(
@@ -69,9 +59,9 @@ rule tabulate:
                 category="Tables",
                 subcategory="Read and size study",
             )
-            for t in TABLE_DOCS
+            for t in table_names.DOCUMENTS
         ]
-        + [paths.table(RESULTS, t, "md") for t in TABLE_DOCS],
+        + [paths.table(RESULTS, t, "md") for t in table_names.DOCUMENTS],
         provenance=paths.provenance(RESULTS),
     log:
         paths.log(RESULTS, "tabulate"),

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError
+from analysis.report import table_names as tn
 from analysis.report.style import provenance_footer, render, titled
 
 if TYPE_CHECKING:
@@ -37,12 +38,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Family:
-    name: str  # also the name of the module that draws it
+    name: str  # its figures' directory, rule and caption
     stem: str  # the file name of its figure (PNG and PDF)
     tables: tuple[str, ...]  # the tables it reads
     #: the Snakemake target that draws it: ``all`` (the read study's tables) or its own
     #: (``queries``: its table comes from measurements ``all`` does not make)
     target: str = "all"
+    #: the module of this package that draws it: the family's name unless said (``queries``
+    #: is drawn by ``query_throughput``, not a second module named ``queries``)
+    module: str = ""
 
     def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
         """The family's figure, its title naming the CPUs its numbers were measured on (a
@@ -50,17 +54,18 @@ class Family:
         from analysis.report.documents import measured_on, provenance_cpus  # pandas: not at
         # parse time
 
-        fig, notes = importlib.import_module(f"{__name__}.{self.name}").draw(inputs)
+        fig, notes = importlib.import_module(f"{__name__}.{self.module or self.name}").draw(inputs)
         return titled(fig, measured_on(provenance_cpus(inputs.provenance))), notes
 
 
 FAMILIES = {f.name: f for f in (
-    Family("size", "normalized_size", ("size",)),
-    Family("ratios", "rate_ratio", ("ratios", "reads")),
-    Family("tradeoff", "size_vs_read_time", ("formats",)),
-    Family("groups", "bytes_by_group", ("groups",)),
-    Family("memory", "peak_memory", ("reads",)),
-    Family("queries", "query_throughput", ("queries",), target="queries"),
+    Family("size", "normalized_size", (tn.SIZE,)),
+    Family("ratios", "rate_ratio", (tn.RATIOS, tn.READS)),
+    Family("tradeoff", "size_vs_read_time", (tn.FORMATS,)),
+    Family("groups", "bytes_by_group", (tn.GROUPS,)),
+    Family("memory", "peak_memory", (tn.READS,)),
+    Family("queries", "query_throughput", ("queries",), target="queries",
+           module="query_throughput"),
     Family("query_ratios", "query_root_parquet", ("queries-ratios",), target="queries"),
     Family("storage", "storage", ("storage", "storage-ratios"), target="storage"),
 )}

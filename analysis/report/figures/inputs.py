@@ -15,6 +15,7 @@ import pandas as pd
 
 from analysis.errors import InputError
 from analysis.report import plan_record
+from analysis.report import table_names as tn
 from analysis.report.documents import read_provenance
 from analysis.report.figures import family
 
@@ -34,20 +35,21 @@ class TableSpec:
 
 
 TABLES = {
-    "size": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
-                                              "normalized_size_std", "n_samples")),
-    "groups": TableSpec(("format", "variant"), ("cluster_size",), extra=".+"),
-    "reads": TableSpec(("format", "variant", "reader", "selection", "mode"),
-                       ("cluster_size", "threads", "rss_over_baseline_mb", "peak_rss_mb")),
-    "ratios": TableSpec(("pair", "ttree", "parquet", "quantity", "selection", "mode",
-                         "cold_verified"),
-                        ("threads", "cluster_size", "ratio_mean", "ratio_std", "n_samples"),
-                        # intervals and the file length: tables from before them lack them
-                        extra="ratio_lo|ratio_hi|coverage|file_events"),
-    "formats": TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
-                                                 "normalized_size_std"),
-                         extra=r".+_(cold|warm)_s|.+_warm_(time_to_first_event_s|"
-                               r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|threads"),
+    tn.SIZE: TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
+                                               "normalized_size_std", "n_samples")),
+    tn.GROUPS: TableSpec(("format", "variant"), ("cluster_size",), extra=".+"),
+    tn.READS: TableSpec(("format", "variant", "reader", "selection", "mode"),
+                        ("cluster_size", "threads", "rss_over_baseline_mb", "peak_rss_mb")),
+    tn.RATIOS: TableSpec(("pair", "ttree", "parquet", "quantity", "selection", "mode",
+                          "cold_verified"),
+                         ("threads", "cluster_size", "ratio_mean", "ratio_std", "n_samples"),
+                         # intervals and the file length: tables from before them lack them
+                         extra="ratio_lo|ratio_hi|coverage|file_events"),
+    tn.FORMATS: TableSpec(("format", "variant"), ("cluster_size", "normalized_size_mean",
+                                                  "normalized_size_std"),
+                          extra=r".+_(cold|warm)_s|.+_warm_(time_to_first_event_s|"
+                                r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|"
+                                r"threads"),
     "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
                          ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
     "queries-ratios": TableSpec(("mode", "question", "root", "parquet", "interval_method",
