@@ -9,6 +9,7 @@ from pathlib import Path
 from analysis.cli.arguments import adapter, listed, task_numbers, written_file_arguments
 from analysis.defaults import default
 from analysis.errors import UsageError
+from analysis.queries import distributed_engines
 
 
 def cmd_query_reference(a: argparse.Namespace) -> None:
@@ -73,8 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timed repetitions per task and cache mode (default: %(default)s)")
     q.add_argument("--threads", type=int, default=1, help="engine threads")
     q.add_argument("--dask-scheduler", help="address of a Dask scheduler (tcp://host:8786) for "
-                                            "the engines that run distributed (awkward-dask, "
-                                            "dask-awkward)")
+                                            "the engines that run distributed ("
+                                            + ", ".join(distributed_engines()) + ")")
     q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_query)

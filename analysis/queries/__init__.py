@@ -48,6 +48,8 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
                            "engine times)"}),
     Engine("awkward-dask", "analysis.queries.dask_engine",
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL, distributed=True),
+    Engine("rdataframe-dask", "analysis.queries.rdf_dask", frozenset({"ttree", "rntuple"}),
+           _ALL, distributed=True),
     Engine("dask-awkward", "analysis.queries.dak_engine",
            frozenset({"ttree", "rntuple", "parquet"}), _ALL, distributed=True,
            not_applicable={"feather": "dask-awkward has no Arrow IPC reader (from_parquet, "
@@ -67,6 +69,11 @@ def supported(distributed: bool = False) -> list[tuple[str, str, int]]:
     Dask cluster too)."""
     return [(e.name, f, t) for e in ENGINES.values() if distributed or not e.distributed
             for f in sorted(e.formats) for t in sorted(e.tasks)]
+
+
+def distributed_engines() -> list[str]:
+    """The engines that run on a Dask cluster, in :data:`ENGINES` order."""
+    return [e.name for e in ENGINES.values() if e.distributed]
 
 
 def reading(adapter: str, tasks: list[int], distributed: bool = False) -> list[str]:

@@ -176,18 +176,20 @@ def test_dask_engine_equals_the_reference(fmt: str, written, source: Path,
             f"awkward-dask on {fmt}")
 
 
-@pytest.mark.parametrize("fmt", sorted(ENGINES["dask-awkward"].formats))
-def test_dask_awkward_engine_equals_the_reference(fmt: str, written, source: Path,
-                                                  dask_cluster: str) -> None:
-    """Every task, as one dask-awkward graph per file, on every format the engine reads."""
-    from analysis.queries import dak_engine
-
+@pytest.mark.parametrize(("name", "fmt"), [(e, f) for e in ("dask-awkward", "rdataframe-dask")
+                                           for f in sorted(ENGINES[e].formats)])
+def test_distributed_engine_equals_the_reference(name: str, fmt: str, written, source: Path,
+                                                 dask_cluster: str) -> None:
+    """Every task, as one graph per file, on every format the engine reads: dask-awkward's
+    collections, and ROOT's distributed RDataFrame (string expressions calling the per-event
+    functions the local RDataFrame engine calls), one partition per cluster."""
+    module = ENGINES[name].load()
     tasks = T.select()
-    dak_engine.prepare()
-    dak_engine.connect(dask_cluster)
-    got = dak_engine.run(written(fmt, "zstd-3"), tasks)
+    module.prepare()
+    module.connect(dask_cluster)
+    got = module.run(written(fmt, "zstd-3"), tasks)
     for task in tasks:
-        compare(task, reference(source, task), got, f"dask-awkward on {fmt}")
+        compare(task, reference(source, task), got, f"{name} on {fmt}")
 
 
 def test_dask_awkward_partitions_are_the_clusters(written) -> None:
