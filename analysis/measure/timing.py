@@ -15,8 +15,9 @@ from analysis.stats import sharp
 TIMING_KEYS = ("precision", "budget_s", "min_repetitions", "repetitions")
 
 #: The fewest timed repetitions of an analysis query in each cache mode (``hepfmt query``
-#: makes exactly as many as it is given, ``measure.repetitions`` in the workflow).
-QUERY_MIN_REPETITIONS = 5
+#: makes exactly as many as it is given, ``measure.repetitions`` in the workflow): the
+#: schema's ``measure.queries_min_repetitions``.
+QUERY_MIN_REPETITIONS: int = default("measure.queries_min_repetitions")
 
 
 @dataclass(frozen=True)

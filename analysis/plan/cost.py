@@ -119,7 +119,6 @@ METADATA_US_PER_COLUMN = {"pyarrow": 15.5, "arrow-rs": 23.7, "root-ttree": 37.7,
 #: The process of each implementation, as its library's reader above (arrow-rs: a Rust binary).
 METADATA_START_S = {"pyarrow": 0.4, "arrow-rs": 0.1, "root-ttree": 1.15, "root-rntuple": 1.35,
                     "uproot-ttree": 0.6, "uproot-rntuple": 1.5}
-METADATA_MIN_REPETITIONS = 5  # analysis.metastudy.decode.MIN_REPETITIONS
 #: Not measured: a tabulation's start-up and its time per record.
 TABULATE_START_S, TABULATE_RECORDS_PER_S = 15, 50
 
@@ -396,7 +395,7 @@ def metadata_seconds(config: Mapping) -> float:
         total += FILE_OVERHEAD_DEFAULT_S
         for impl in metagrid.implementations(dict(config), f):
             decode = 2 * columns * METADATA_US_PER_COLUMN.get(impl, 300) / 1e6
-            reps = max(METADATA_MIN_REPETITIONS,
+            reps = max(m["min_repetitions"],
                        min(m["repetitions"], math.ceil(m["time_budget_s"] / decode)))
             total += METADATA_START_S.get(impl, 1.5) + (1 + reps) * decode
     return total
