@@ -269,6 +269,9 @@ class Format:
     write_cost: WriteParts | None = None
     #: what planning assumes a write holds in memory (default: :data:`DEFAULT_WRITE_MEMORY`)
     write_memory: WriteMemory = DEFAULT_WRITE_MEMORY
+    #: the format whose query costs an engine's queries of this one are assumed to have where
+    #: they were not timed (engines read them alike); None: its own, else the slowest engine's
+    queries_cost_as: str | None = None
     #: seconds a measurement job spends on a file besides its readers (CLI, provenance)
     file_overhead_s: float = DEFAULT_FILE_OVERHEAD_S
     #: the plainest variant: what the tests write when any variant will do

@@ -143,5 +143,6 @@ FORMAT = Format(
     # the writer holds one cluster as an Arrow block (~5 B/value) and RNTupleWriter's buffered
     # pages of that cluster (estimated from the sizes, not measured like TTree's and Parquet's)
     write_memory=WriteMemory(700, 9),
+    queries_cost_as="ttree",
     test_variants=("none", "zstd-5"),
 )
