@@ -306,5 +306,6 @@ FORMAT = Format(
         # analysis/plan/cost.py says how it was measured
         cost=ReadCost(0.3, ReadParts(0.0012, 0.0002, 2_690_000), ReadParts(0.0021, 0.0, 53_600)))},
     write_cost=WriteParts(0.42, 12_500, "zstd-3"),
+    queries_cost_as="parquet",
     test_variants=("none", "lz4", "zstd-3"),
 )

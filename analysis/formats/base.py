@@ -203,6 +203,21 @@ class WriteParts:
 
 
 @dataclass(frozen=True)
+class WriteMemory:
+    """What planning assumes ``hepfmt convert`` holds in memory (MB): its process's base, plus
+    ``cluster_bytes`` per value of the one cluster (row group, stripe) it holds at once
+    (:mod:`analysis.plan.resources` pads and scales it)."""
+
+    base_mb: float
+    cluster_bytes: float
+
+
+#: A write's memory unless the format says: a ROOT process's base (the larger one measured) and
+#: pyarrow's bytes per value of a row group.
+DEFAULT_WRITE_MEMORY = WriteMemory(700, 8)
+
+
+@dataclass(frozen=True)
 class Reader:
     """A way to read a format. ``prepare`` runs once per process before any timing (imports,
     JIT declarations, thread settings); ``read`` returns checksums, to prove the reader right,
@@ -252,6 +267,11 @@ class Format:
     blocks: BlocksFn | None = None
     #: what planning assumes a write costs (None: the slowest writer)
     write_cost: WriteParts | None = None
+    #: what planning assumes a write holds in memory (default: :data:`DEFAULT_WRITE_MEMORY`)
+    write_memory: WriteMemory = DEFAULT_WRITE_MEMORY
+    #: the format whose query costs an engine's queries of this one are assumed to have where
+    #: they were not timed (engines read them alike); None: its own, else the slowest engine's
+    queries_cost_as: str | None = None
     #: seconds a measurement job spends on a file besides its readers (CLI, provenance)
     file_overhead_s: float = DEFAULT_FILE_OVERHEAD_S
     #: the plainest variant: what the tests write when any variant will do

@@ -38,6 +38,7 @@ from analysis.formats.base import (
     ReadCost,
     Reader,
     ReadParts,
+    WriteMemory,
     WriteParts,
     add_checksums,
     arrow_reader,
@@ -355,5 +356,6 @@ FORMAT = Format(
                           ReadParts(0.044, 0.061, 42_100))),
     },
     write_cost=WriteParts(0.56, 10_400, "zstd-3"),
+    write_memory=WriteMemory(300, 8),  # pyarrow holds a row group of arrays and pages (measured)
     test_variants=("none", "zstd-3", "none+dict", "snappy"),
 )

@@ -28,7 +28,8 @@ Rounds are the unit of every interval (:mod:`analysis.paired`: two fresh process
 more than one process's repeats do). Each round takes ``ceil(min_repetitions / rounds)`` repeat
 pairs; after the first ``rounds``, further rounds are taken while the rounds' ratio is not sharp
 (:func:`analysis.stats.sharp` over the round medians), the budget lasts, and the repeats stay
-within ``max_repetitions``.
+within ``max_repetitions``: the rounds are the repetitions of the one timing loop,
+:func:`analysis.measure.timing.interleaved` (:func:`rounds_stopping`).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from analysis.measure.reads import (
     timed_scan,
     verify_read,
 )
-from analysis.measure.timing import Stopping
+from analysis.measure.timing import RoundStopping, Stopping, interleaved
 from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
 from analysis.records import PairRecord, SizeRecord
@@ -350,34 +351,38 @@ def _round_ratios(rounds: list[dict]) -> list[float]:
                            lambda p: p["parquet"]["wall_s"] / p["ttree"]["wall_s"])[0]
 
 
-def _more(spec: PairSpec, stop: Stopping, rounds: list[dict], started: float,
-          per_round: int) -> bool:
-    """Whether to take another round: always until ``rounds``; past them while the rounds'
-    ratio is not sharp, the budget lasts and another round stays within the most repeats."""
-    if len(rounds) < spec.rounds:
-        return True
-    kept = sum(p["kept"] for r in rounds for p in r["repeats"])
-    return (kept + per_round <= stop.max_repetitions
-            and time.perf_counter() - started < stop.budget_s
-            and not sharp(_round_ratios(rounds), stop.precision))
+def rounds_stopping(spec: PairSpec) -> tuple[RoundStopping, int]:
+    """When a selection's rounds stop, in rounds (:func:`analysis.measure.timing.interleaved`
+    repeats them), and each round's repeat pairs: at least ``rounds`` rounds; past them while
+    another round stays within the most repeats (each round keeps exactly its repeats), the
+    budget lasts and the rounds' ratio is not sharp."""
+    stop = spec.stopping()
+    per_round = max(1, math.ceil(stop.min_repetitions / spec.rounds))
+    return RoundStopping(stop.precision, stop.budget_s, spec.rounds,
+                         max(spec.rounds, stop.max_repetitions // per_round)), per_round
 
 
 def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
                       tmp: Path) -> dict:
-    """Every round of one selection (see the module docstring)."""
-    stop = spec.stopping()
+    """Every round of one selection (see the module docstring), repeated by the one loop."""
+    stop, per_round = rounds_stopping(spec)
     state = _Selection(spec, name, n_events)
-    per_round = max(1, math.ceil(stop.min_repetitions / spec.rounds))
-    started = time.perf_counter()
     tries = 0
-    while _more(spec, stop, state.rounds, started, per_round):
-        workers = _start(spec, name, n_events, naive, tmp)
-        try:
-            rnd = _round(state, workers, len(state.rounds), per_round)
-        finally:
-            for w in workers.values():
-                w.close()
-        if not rnd["first"]["kept"]:
+
+    def one_round() -> dict:
+        """A round kept, in fresh workers: one whose first read was discarded (load) is taken
+        again, up to ``RETRIES`` per round asked for over the selection."""
+        nonlocal tries
+        while True:
+            workers = _start(spec, name, n_events, naive, tmp)
+            try:
+                rnd = _round(state, workers, len(state.rounds), per_round)
+            finally:
+                for w in workers.values():
+                    w.close()
+            if rnd["first"]["kept"]:
+                state.rounds.append(rnd)
+                return rnd
             state.discarded += 1
             tries += 1
             if tries > RETRIES * spec.rounds:
@@ -385,8 +390,9 @@ def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
                     spec.ttree.path, f"the machine is too busy to time pair {spec.label!r}: "
                     f"other processes used {state.worst_share:.0%} of the CPUs during first "
                     f"reads (limit {spec.max_load:.0%})")
-            continue
-        state.rounds.append(rnd)
+
+    interleaved({"round": one_round}, stop,
+                precise=lambda _: sharp(_round_ratios(state.rounds), stop.precision))
     return {"selection": name, "n_branches": len(spec.selections[name]),
             "rounds": state.rounds, "discarded": state.discarded,
             "worst_other_cpu_share": state.worst_share, "waited_for_quiet_s": state.waited_s}

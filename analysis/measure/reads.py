@@ -68,7 +68,7 @@ ALL = "*"
 class ReadSpec:
     path: str
     source: str
-    format: str  # the adapter
+    adapter: str  # the format's adapter (a FileRecord's ``format`` is the config's name)
     reader: str
     selection: str
     branches: list[str]
@@ -258,7 +258,7 @@ def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None)
 
 
 #: What every spec of a batch shares: one reader on one file.
-_BATCH_SAME = ("path", "source", "format", "reader", "threads", "module", "count_io", "device",
+_BATCH_SAME = ("path", "source", "adapter", "reader", "threads", "module", "count_io", "device",
                "server_log")
 
 
@@ -274,7 +274,7 @@ def run_batch(batch: ReadBatch) -> dict:
     bad_modes = [m for s in specs for m in s.modes if m not in MODES]
     if bad_modes:
         raise VerificationError(first.path, f"unknown cache mode {bad_modes[0]!r}")
-    reader = formats.load(first.module or formats.entry(first.format).module).readers[
+    reader = formats.load(first.module or formats.entry(first.adapter).module).readers[
         first.reader]
     meta = read_source_meta(first.source)
     if first.n_events < 0:
@@ -283,7 +283,7 @@ def run_batch(batch: ReadBatch) -> dict:
     reference = {b: tuple(meta["checksums"][b]) for b in union}
     reader.prepare(first.threads)
     # installed before the library opens anything: uproot's and fsspec's counts are per file
-    tap = counters.ReaderTap(reader.library, first.format, is_url(first.path)) \
+    tap = counters.ReaderTap(reader.library, first.adapter, is_url(first.path)) \
         if first.count_io else None
     first: dict = {}
     if batch.proven_by:
@@ -321,7 +321,7 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
     split = parts_of(reps)
     steady = split["events_per_s_steady"]
     return {
-        "reader": spec.reader, "library": formats.get(spec.format).readers[spec.reader].library,
+        "reader": spec.reader, "library": formats.get(spec.adapter).readers[spec.reader].library,
         "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
         "cold_verified": fs_verifiable and all(r.get("cold_verified", False) for r in reps)
         if mode == "cold" else None,

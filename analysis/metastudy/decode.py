@@ -45,6 +45,7 @@ import numpy as np
 
 from analysis import records
 from analysis.atomic import write_json
+from analysis.defaults import default
 from analysis.errors import HepfmtError, InputError, VerificationError, exit_with
 from analysis.formats.root.backend import TREE, root
 from analysis.measure import isolated, memcap
@@ -53,7 +54,8 @@ from analysis.measure.timing import Stopping, interleaved
 from analysis.provenance import collect
 from analysis.stats import summarize
 
-MIN_REPETITIONS = 5
+#: The fewest timed decodes per mode: the schema's ``metadata.min_repetitions``.
+MIN_REPETITIONS: int = default("metadata.min_repetitions")
 MODES = ("memory", "disk")
 RUST_HELPER = Path(__file__).resolve().parents[2] / "tools" / "parquet-footer"
 RUST_LIBRARY = "parquet (Rust crate, tools/parquet-footer)"

@@ -23,7 +23,7 @@ from analysis import formats
 from analysis.codec import Variant
 from analysis.errors import ConfigError, HepfmtError, InputError
 from analysis.formats.base import is_url
-from analysis.measure.timing import QUERY_MIN_REPETITIONS, Stopping
+from analysis.measure.timing import Stopping
 from analysis.plan import metagrid, options, selections
 from analysis.plan.study import (
     SIDES,
@@ -283,15 +283,20 @@ def _repetitions(config: dict) -> None:
         raise ConfigError("measure.min_repetitions",
                           f"{m['min_repetitions']} is above measure.repetitions "
                           f"({m['repetitions']}), the most a read is repeated")
-    if query_tasks(config) and m["repetitions"] < QUERY_MIN_REPETITIONS:
+    least = m["queries_min_repetitions"]
+    if query_tasks(config) and m["repetitions"] < least:
         raise ConfigError("measure.repetitions",
-                          f"{m['repetitions']} is below the {QUERY_MIN_REPETITIONS} repetitions "
-                          "each query of the queries target needs (measure.queries: [] for "
-                          "none)")
+                          f"{m['repetitions']} is below the {least} repetitions each query of "
+                          "the queries target needs (measure.queries: [] for none)")
     try:
         Stopping.of(m)
     except ValueError as exc:
         raise ConfigError("measure", str(exc)) from None
+    meta = config["metadata"]
+    if meta["repetitions"] < meta["min_repetitions"]:
+        raise ConfigError("metadata.repetitions",
+                          f"{meta['repetitions']} is below the {meta['min_repetitions']} timed "
+                          "decodes per mode the metadata study makes at least")
 
 
 def _compare(config: dict) -> None:

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from analysis import formats
+from analysis import formats, queries
 from analysis.codec import Variant
 from analysis.formats.base import DEFAULT_FILE_OVERHEAD_S, ReadCost, WriteParts, is_url
 from analysis.metastudy.widefiles import WideFileLayout
 from analysis.plan import metagrid, selections, study
+from analysis.queries import QueryParts
 
 #: Where and how every part below was measured (on 2026-11-24, one job at a time, while another
 #: session's short benchmark sometimes ran on the second core).
@@ -73,39 +74,7 @@ NAIVE_BYTES = 3.1  # per branch value, as the study counts them (~4.6 kB/event a
 GENERATE = WriteParts(0.3, 30_000, "none")
 
 
-@dataclass(frozen=True)
-class QueryParts:
-    """One engine's process on one file: start-up (imports, ROOT's JIT of the tasks, the
-    reference), then each ADL task at a rate of events per second."""
-
-    start_s: float
-    events_per_s: float  # per task, the mean over tasks 1-8
-
-
-# `hepfmt query --tasks 1,...,8 --modes warm --repetitions 5` on the 20000-event files above:
-# start = wall - 6 runs of every task's median; rate = 8 × 20000 / sum of the task medians.
-QUERIES = {
-    ("awkward", "parquet"): QueryParts(2.3, 108_800),
-    ("duckdb", "parquet"): QueryParts(2.2, 115_100),
-    ("polars", "parquet"): QueryParts(2.1, 378_000),
-    ("rdataframe", "ttree"): QueryParts(8.3, 434_800),
-    ("awkward", "ttree"): QueryParts(2.8, 60_600),
-    # coffea (NanoEvents, virtual mode), the same command on DYJetsToLL 20000 events, seed 1,
-    # 10000-event clusters (TTree and RNTuple zstd-5, Parquet zstd-3); nearly all of a run is
-    # building the events of the 1499-branch file, so RNTuple (uproot's metadata) is its own
-    ("coffea", "parquet"): QueryParts(1.4, 127_900),
-    ("coffea", "ttree"): QueryParts(2.3, 34_400),
-    ("coffea", "rntuple"): QueryParts(3.7, 7_600),
-    # the distributed engines on one worker: per-task rates of `hepfmt bench dask-scaling`
-    # (results/reference/amd-epyc/dask-scaling.txt, 20000 events, Parquet zstd-3, 8 × 20000 /
-    # the summed task times); start-up = the awkward engine's plus what importing them adds
-    # (`prepare`, 2026-11-26: dask-awkward and hist.dask 1.5 s, distributed 0.1 s)
-    ("dask-awkward", "parquet"): QueryParts(3.8, 32_500),
-    ("awkward-dask", "parquet"): QueryParts(2.4, 13_900),
-}
-#: Formats whose queries were not timed (for an engine), costed as the format whose engines
-#: read them alike.
-QUERY_AS = {"rntuple": "ttree", "feather": "parquet"}
+# An engine's queries: its registry entry's ``cost`` (analysis.queries.ENGINES), per format.
 #: `hepfmt query-reference` of the 20000 events, whole command: 3.4 s.
 REFERENCE_EVENTS_PER_S = 5_950
 
@@ -119,7 +88,6 @@ METADATA_US_PER_COLUMN = {"pyarrow": 15.5, "arrow-rs": 23.7, "root-ttree": 37.7,
 #: The process of each implementation, as its library's reader above (arrow-rs: a Rust binary).
 METADATA_START_S = {"pyarrow": 0.4, "arrow-rs": 0.1, "root-ttree": 1.15, "root-rntuple": 1.35,
                     "uproot-ttree": 0.6, "uproot-rntuple": 1.5}
-METADATA_MIN_REPETITIONS = 5  # analysis.metastudy.decode.MIN_REPETITIONS
 #: Not measured: a tabulation's start-up and its time per record.
 TABULATE_START_S, TABULATE_RECORDS_PER_S = 15, 50
 
@@ -356,10 +324,13 @@ def tabulate_seconds(n_records: int) -> float:
 
 
 def query_parts(engine: str, adapter: str) -> QueryParts:
-    """The engine's parts on the format, else on the format costed alike, else the slowest."""
-    return (QUERIES.get((engine, adapter))
-            or QUERIES.get((engine, QUERY_AS.get(adapter, adapter)))
-            or max(QUERIES.values(), key=lambda q: q.start_s + 1e6 / q.events_per_s))
+    """The engine's parts on the format (its registry entry's ``cost``), else on the format
+    costed alike (the format's ``queries_cost_as``), else the slowest engine's."""
+    own = queries.ENGINES[engine].cost if engine in queries.ENGINES else {}
+    alike = formats.get(adapter).queries_cost_as if adapter in formats.names() else None
+    return (own.get(adapter) or (own.get(alike) if alike else None)
+            or max((q for e in queries.ENGINES.values() for q in e.cost.values()),
+                   key=lambda q: q.start_s + 1e6 / q.events_per_s))
 
 
 def query_job(config: Mapping, spec: study.FileSpec, engines: list[str]) -> float:
@@ -396,7 +367,7 @@ def metadata_seconds(config: Mapping) -> float:
         total += FILE_OVERHEAD_DEFAULT_S
         for impl in metagrid.implementations(dict(config), f):
             decode = 2 * columns * METADATA_US_PER_COLUMN.get(impl, 300) / 1e6
-            reps = max(METADATA_MIN_REPETITIONS,
+            reps = max(m["min_repetitions"],
                        min(m["repetitions"], math.ceil(m["time_budget_s"] / decode)))
             total += METADATA_START_S.get(impl, 1.5) + (1 + reps) * decode
     return total

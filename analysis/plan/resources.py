@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis import formats
+from analysis.formats.base import DEFAULT_WRITE_MEMORY
 from analysis.plan import calibration, cost, study
 from analysis.plan.cost import IMPORTED_EVENTS, NANOAOD_BRANCHES, branch_count, sample_events
 
@@ -29,17 +31,12 @@ __all__ = ["IMPORTED_EVENTS", "NANOAOD_BRANCHES", "branch_count", "sample_events
 
 JOB_START_S = 60  # Snakemake starting inside a batch job (~12 s on a local SLURM) and staging
 
-# Memory in MB: a process's base, plus bytes per branch value held at once.
-BASE_MB = {"generate": 300, "ttree": 700, "rntuple": 700, "parquet": 300, "measure": 900,
-           "tabulate": 1000}
+# Memory in MB: a process's base, plus bytes per branch value held at once (a convert job's:
+# its format's ``write_memory`` in the registry).
+BASE_MB = {"generate": 300, "measure": 900, "tabulate": 1000}
 #: A pair job's live workers: one reader process per side.
 PAIR_PROCESSES = 2
 GENERATE_BYTES = 8  # the whole sample is built in memory: ~11 kB/event at 1499 branches
-TTREE_CLUSTER_BYTES = 7  # TTree::Fill holds one cluster of baskets: ~10 kB/entry (+935 MB at
-PARQUET_ROW_GROUP_BYTES = 8  # 100000); pyarrow holds a row group of arrays and pages
-#: The RNTuple writer holds one cluster as an Arrow block (~5 B/value) and RNTupleWriter's
-#: buffered pages of that cluster (estimated from the sizes, not measured like the two above).
-HELD_BYTES = {"ttree": TTREE_CLUSTER_BYTES, "parquet": PARQUET_ROW_GROUP_BYTES, "rntuple": 9}
 READ_BYTES = 9  # a reader holding every branch of the file (arrays + decompression buffers)
 FILE_BYTES = 7  # on disk: an uncompressed TTree is 1.8 × the naive ~3.1 B per value
 SOURCE_BYTES = 5  # the uncompressed Arrow IPC source, offsets included
@@ -91,12 +88,14 @@ def convert(fmt: str, variant: str, n_events: int, cluster_size: int,
             n_branches: int, proof_s: float = 0.0, seconds: float | None = None) -> Estimate:
     """A TTree or RNTuple holds one cluster of pages, Parquet one row group: memory follows the
     cluster size; time follows the events, and the codec when it is a slow one, plus the
-    proofs of the readers that will time the file (``proof_s``)."""
-    held = HELD_BYTES.get(fmt, PARQUET_ROW_GROUP_BYTES)
+    proofs of the readers that will time the file (``proof_s``). Memory: the format's
+    ``write_memory`` (:class:`~analysis.formats.base.WriteMemory`; a format not registered, the
+    default's)."""
+    memory = formats.get(fmt).write_memory if fmt in formats.names() else DEFAULT_WRITE_MEMORY
     values = n_events * n_branches
-    return _estimate(BASE_MB.get(fmt, BASE_MB["ttree"]), min(cluster_size, n_events) * n_branches,
-                     held, cost.write_seconds(fmt, variant, n_events, n_branches) + proof_s
-                     if seconds is None else seconds, values, FILE_BYTES)
+    return _estimate(memory.base_mb, min(cluster_size, n_events) * n_branches,
+                     memory.cluster_bytes, cost.write_seconds(fmt, variant, n_events, n_branches)
+                     + proof_s if seconds is None else seconds, values, FILE_BYTES)
 
 
 def measure(n_events: int, widest: int, seconds: float) -> Estimate:

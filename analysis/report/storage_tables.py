@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis import formats
 from analysis.atomic import write_json
 from analysis.errors import InputError
 from analysis.records import StorageRecord
@@ -93,7 +94,7 @@ def storage_ratios(t: pd.DataFrame) -> pd.DataFrame:
     each Parquet file × reader of the same sample (per sample, then mean ± std); above 1,
     Parquet is faster there."""
     m = t[t["status"] == "measured"]
-    root = m[m["adapter"].isin(["ttree", "rntuple"])]
+    root = m[m["adapter"].isin([n for n in formats.names() if formats.extension(n) == "root"])]
     parquet = m[m["adapter"] == "parquet"]
     on = ["sample", "profile", "selection"]
     pairs = root.merge(parquet, on=on, suffixes=("_root", "_parquet"))

@@ -176,3 +176,90 @@ def test_time_to_first_event_is_never_before_the_open() -> None:
     assert p["setup_raw_s"] < 0 and p["setup_s"] == 0.0
     assert "below resolution" in p["throughput_method"]
     assert invariants.violations(_rep(chunks=[[100, 0.2], [200, 0.5], [300, 0.8]]), 300) == []
+
+
+# -- when a pair job's rounds stop (fake rounds: no worker, no file) ----------------------
+
+
+class _FakeWorker:
+    def close(self) -> None:
+        pass
+
+
+def _fake_rounds(monkeypatch, ratios, first_kept=None, clock=None) -> list[int]:
+    """Rounds whose kept repeats have the Parquet / ROOT ratios ``ratios(index)``; the first
+    read of try ``i`` is kept unless ``first_kept(i)`` says not; ``clock`` replaces the
+    timer. Returns the indices each round was started with."""
+    from analysis.measure import pairs
+
+    started: list[int] = []
+    tries = itertools.count()
+    monkeypatch.setattr(pairs, "_start", lambda *a: {"ttree": _FakeWorker()})
+
+    def fake_round(state, workers, index, repeats):
+        started.append(index)
+        if first_kept is not None and not first_kept(next(tries)):
+            return {"first": {"kept": False}, "repeats": []}
+        return {"first": {"kept": True}, "repeats": [
+            {"kept": True, "ttree": {"wall_s": 1.0}, "parquet": {"wall_s": r}}
+            for r in ratios(index)[:repeats]]}
+
+    monkeypatch.setattr(pairs, "_round", fake_round)
+    if clock is not None:
+        monkeypatch.setattr(pairs.time, "perf_counter", clock)
+    return started
+
+
+#: Sides no fake round opens.
+_NO_FILES = (PairSide("a.root", "ttree", "ttree", "none", "rdf"),
+             PairSide("a.parquet", "parquet", "parquet", "none", "pyarrow"))
+
+
+def _selection(**kw) -> dict:
+    from analysis.measure.pairs import measure_selection
+
+    return measure_selection(_spec(_NO_FILES, "source.arrow", precision=0.05, **kw), "ten",
+                             N_EVENTS, 1.0, Path("."))
+
+
+@pytest.mark.parametrize(("kw", "rounds"), [
+    # noisy: rounds until another would pass the most repeats (2 per round, at most 10)
+    ({"rounds": 2, "min_repetitions": 3, "max_repetitions": 10}, 5),
+    ({"rounds": 2, "min_repetitions": 3, "max_repetitions": 11}, 5),
+    # the fewest rounds are taken even past the most repeats (2 per round, 3 rounds, 4 most)
+    ({"rounds": 3, "min_repetitions": 4, "max_repetitions": 4}, 3),
+    ({"rounds": 1, "min_repetitions": 3, "max_repetitions": 9}, 3),
+])
+def test_noisy_rounds_stop_at_the_most_repeats(monkeypatch, kw, rounds) -> None:
+    _fake_rounds(monkeypatch, lambda i: [1.0, 2.0, 1.5, 3.0] if i % 2 else [2.0, 1.0, 3.0, 1.5])
+    sel = _selection(**kw)
+    assert len(sel["rounds"]) == rounds and sel["discarded"] == 0
+
+
+def test_sharp_rounds_stop_at_the_fewest(monkeypatch) -> None:
+    _fake_rounds(monkeypatch, lambda i: [1.0] * 10)
+    # one round of six equal pairs is sharp (its pairs are the interval's values) ...
+    assert len(_selection(rounds=1, min_repetitions=6,
+                          max_repetitions=60)["rounds"]) == 1
+    # ... two rounds are not (two round medians give no 95% interval): six are
+    assert len(_selection(rounds=2, min_repetitions=3,
+                          max_repetitions=60)["rounds"]) == 6
+
+
+def test_rounds_stop_once_the_budget_is_spent(monkeypatch) -> None:
+    ticks = itertools.count()
+    _fake_rounds(monkeypatch, lambda i: [1.0, 2.0], clock=lambda: float(next(ticks)))
+    # the clock moves 1 s per reading: read at the start, then once per round past the fewest
+    sel = _selection(rounds=2, min_repetitions=3, max_repetitions=100,
+                     budget_s=3.5)
+    assert len(sel["rounds"]) == 5
+
+
+def test_a_round_whose_first_read_is_discarded_is_taken_again(monkeypatch) -> None:
+    started = _fake_rounds(monkeypatch, lambda i: [1.0, 2.0], first_kept=lambda i: i != 1)
+    sel = _selection(rounds=2, min_repetitions=3, max_repetitions=4)
+    assert (len(sel["rounds"]), sel["discarded"], started) == (2, 1, [0, 1, 1])
+
+    _fake_rounds(monkeypatch, lambda i: [1.0, 2.0], first_kept=lambda i: i == 0)
+    with pytest.raises(VerificationError, match="during first reads"):
+        _selection(rounds=2, min_repetitions=3, max_repetitions=4)

@@ -79,3 +79,18 @@ def test_fit_of_fixed_cost_and_rate_across_file_lengths() -> None:
     assert fit_fixed_cost(bent)["residual_s"] > 0.1
     with pytest.raises(ValueError):
         fit_fixed_cost([(1000, 1.0), (1000, 1.1)])
+
+
+def test_rounds_may_be_one_and_stop_by_a_precision_test_of_their_own() -> None:
+    """A pair job's rounds: the one loop, with rounds as its repetitions (one may be the
+    fewest) and its own test of precision in place of each call's median."""
+    from analysis.measure.timing import RoundStopping, interleaved
+
+    rounds = itertools.count()
+    reps, how = interleaved({"round": lambda: {"n": next(rounds)}},
+                            RoundStopping(0.05, 1e9, 1, 9), precise=lambda r: len(r["round"]) >= 2)
+    assert (len(reps["round"]), how["n_repetitions"], how["precision_reached"]) == (2, 2, True)
+    with pytest.raises(ValueError):
+        RoundStopping(0.05, 1.0, 0, 5)
+    with pytest.raises(ValueError):
+        Stopping(0.05, 1.0, 1, 5)

@@ -156,6 +156,10 @@ CASES: dict[str, Case] = {
         min_repetitions=8)), "measure.min_repetitions", snakemake=True),
     "repetitions: 3 for the queries": Case(edit(lambda c: c["measure"].update(repetitions=3)),
                                            "measure.repetitions", snakemake=True),
+    "metadata repetitions below its minimum": Case(edit(lambda c: c.update(
+        metadata={"repetitions": 4})), "metadata.repetitions"),
+    "a fixed minimum set": Case(edit(lambda c: c["measure"].update(queries_min_repetitions=3)),
+                                "measure.queries_min_repetitions"),
     "budget_s: 0": Case(edit(lambda c: c["measure"].update(budget_s=0)), "measure.budget_s"),
     "selections: {}": Case(edit(lambda c: c["measure"].update(selections={})),
                            "measure.selections", snakemake=True),

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from analysis import formats
+from analysis.formats.base import DEFAULT_WRITE_MEMORY
 from analysis.plan import config as cfg
 from analysis.plan import cost
 from analysis.plan import resources as r
@@ -24,6 +25,20 @@ def test_ttree_memory_follows_the_cluster_size_as_measured() -> None:
     grown = (large.mem_mb - small.mem_mb) / r.MEM_SAFETY
     assert 900 < grown < 1100
     assert small.runtime == large.runtime  # time follows the events, not the clusters
+
+
+@pytest.mark.parametrize("name", formats.names())
+def test_a_write_asks_for_the_memory_its_format_states(name: str) -> None:
+    """The registry is the one place: a format that states none (ORC, HDF5) gets the documented
+    default, as does a format not registered."""
+    m = formats.get(name).write_memory
+    one = r.convert(name, formats.get(name).plain, 10_000, 1_000, 100)
+    assert one.mem_mb == math.ceil(r.MEM_SAFETY * (m.base_mb + 1_000 * 100 * m.cluster_bytes
+                                                    / 1e6))
+    assert formats.get("orc").write_memory == DEFAULT_WRITE_MEMORY
+    assert r.convert("no-such-format", "none", 10_000, 1_000, 100).mem_mb == math.ceil(
+        r.MEM_SAFETY * (DEFAULT_WRITE_MEMORY.base_mb + 1e5 * DEFAULT_WRITE_MEMORY.cluster_bytes
+                        / 1e6))
 
 
 def test_a_cluster_larger_than_the_sample_costs_no_more_than_the_sample() -> None:

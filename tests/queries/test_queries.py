@@ -12,7 +12,7 @@ import pytest
 
 from analysis import formats
 from analysis.errors import VerificationError
-from analysis.queries import ENGINES, supported
+from analysis.queries import ENGINES, DistributedModule, Engine, EngineModule, supported
 from analysis.queries import tasks as T
 from analysis.queries.reference import compare, passing, reference
 
@@ -58,6 +58,23 @@ def test_a_format_not_applicable_is_one_the_engine_does_not_read() -> None:
         assert set(e.not_applicable) <= set(formats.names()) - e.formats, e.name
         assert all(e.not_applicable.values()), e.name
     assert set(ENGINES["coffea"].not_applicable) == {"feather"}
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_every_engine_module_meets_its_protocol(name: str) -> None:
+    """An engine is its module (prepare, run; connect if distributed) and its registry line,
+    whose costs are of formats it reads."""
+    e = ENGINES[name]
+    module = e.load()
+    assert isinstance(module, DistributedModule if e.distributed else EngineModule)
+    assert e.cost and set(e.cost) <= e.formats, name
+
+
+def test_a_module_without_the_protocol_is_refused() -> None:
+    fake = Engine("fake", "analysis.queries.tasks", frozenset({"parquet"}), frozenset({1}))
+    with pytest.raises(TypeError, match="EngineModule"):
+        fake.load()
+    assert not isinstance(ENGINES["awkward"].load(), DistributedModule)
 
 
 # -- the comparison and the binning --------------------------------------------------------
