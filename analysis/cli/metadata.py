@@ -77,7 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                              "pyarrow,arrow-rs")
     t.add_argument("--repetitions", type=int, default=default("metadata.repetitions"))
     t.add_argument("--budget", type=float, default=default("metadata.time_budget_s"),
-                   help="seconds per implementation after which 5 repetitions suffice")
+                   help="seconds per implementation after which "
+                        f"{default('metadata.min_repetitions')} repetitions suffice")
     t.add_argument("--rust-helper", help="record from 'metadata build-helper' (arrow-rs)")
     t.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     t.add_argument("-o", "--output", required=True)
