@@ -79,14 +79,16 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
     Engine("awkward-dask", "analysis.queries.dask_engine",
            frozenset({"ttree", "rntuple", "parquet", "feather"}), _ALL, distributed=True,
            cost={"parquet": QueryParts(2.4, 13_900)}),
+    # rdataframe-dask and dask-awkward on a TTree: the same bench on the TTree zstd-5 of those
+    # events (results/reference/amd-epyc/dask-scaling-ttree.txt); start-up the local engine's
     Engine("rdataframe-dask", "analysis.queries.rdf_dask", frozenset({"ttree", "rntuple"}),
-           _ALL, distributed=True),
+           _ALL, distributed=True, cost={"ttree": QueryParts(8.4, 16_700)}),
     Engine("dask-awkward", "analysis.queries.dak_engine",
            frozenset({"ttree", "rntuple", "parquet"}), _ALL, distributed=True,
            not_applicable={"feather": "dask-awkward has no Arrow IPC reader (from_parquet, "
                            "from_json, and uproot.dask for ROOT files); awkward-dask reads it "
                            "piece by piece"},
-           cost={"parquet": QueryParts(3.8, 32_500)}),
+           cost={"parquet": QueryParts(3.8, 32_500), "ttree": QueryParts(4.3, 3_300)}),
 )}
 
 
