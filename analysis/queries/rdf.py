@@ -8,6 +8,7 @@ tasks are booked on one dataframe, so they share one event loop, as an analysis 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,8 @@ ARGS: dict[int, tuple[float, ...]] = {
 }
 
 
-def _root():
+def declared() -> Any:
+    """ROOT, with the task code declared (once per process)."""
     from analysis.formats.root.backend import root
 
     return root(CXX)
@@ -35,12 +37,12 @@ def _root():
 
 def prepare(threads: int = 1) -> None:
     """Declare the task graphs (the JIT cost) and set the thread count: once per process."""
-    ROOT = _root()
+    ROOT = declared()
     if threads > 1:
         ROOT.EnableImplicitMT(threads)
 
 
-def _to_hist(axis: T.Axis, th1) -> T.hist.Hist:
+def to_hist(axis: T.Axis, th1) -> T.hist.Hist:
     return axis.with_counts(np.array([th1.GetBinContent(i) for i in range(axis.bins + 2)]))
 
 
@@ -49,7 +51,7 @@ def run(path: str | Path, tasks: list[Task]) -> Hists:
     from analysis.formats.root.backend import TREE, require_root_file
 
     require_root_file(path)
-    ROOT = _root()
+    ROOT = declared()
     df = ROOT.RDataFrame(TREE, str(path))
     node = ROOT.RDF.AsRNode(df)
     booked = []
@@ -62,5 +64,5 @@ def run(path: str | Path, tasks: list[Task]) -> Hists:
         booked.append((task, fn(node, models, *ARGS[task.number])))
     if booked:
         ROOT.RDF.RunGraphs([h for _, hs in booked for h in hs])
-    return {axis.name: _to_hist(axis, h.GetValue())
+    return {axis.name: to_hist(axis, h.GetValue())
             for task, hs in booked for axis, h in zip(task.axes, hs, strict=True)}

@@ -25,7 +25,7 @@ JETS = ("Jet_pt", "Jet_eta", "Jet_phi", "Jet_mass")
 
 def _declare() -> None:
     """On every worker (and here), before the graph runs: the task code, once per process."""
-    rdf._root()
+    rdf.declared()
 
 
 def prepare(threads: int = 1) -> None:
@@ -91,5 +91,5 @@ def run(path: str | Path, tasks: list[Task]) -> Hists:
     # as dask's current one, which ROOT's backend persists with and shows progress from.
     with client.as_current():
         booked[0][1][0].GetValue()
-    return {axis.name: rdf._to_hist(axis, h.GetValue())
+    return {axis.name: rdf.to_hist(axis, h.GetValue())
             for task, hs in booked for axis, h in zip(task.axes, hs, strict=True)}

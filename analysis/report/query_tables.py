@@ -21,6 +21,7 @@ from analysis.queries import ENGINES
 from analysis.queries.tasks import TASKS
 from analysis.records import QueryRecord
 from analysis.report import plan_record
+from analysis.report import table_names as tn
 from analysis.report.documents import (
     Section,
     merged_provenance,
@@ -250,11 +251,11 @@ def tabulate_queries(plan: dict, query_files: Iterable[str | Path], out_dir: str
     t = query_table(plan, rows) if not rows.empty else pd.DataFrame()
     answer = answer_table(plan, rows)
     first = first_table(first_rows(docs))
-    write_csv(with_labels(plan, t), out / "queries.csv", lines)
-    write_csv(answer, out / "queries-ratios.csv", lines)
-    write_csv(with_labels(plan, first), out / "queries-first.csv", lines)
+    write_csv(with_labels(plan, t), out / f"{tn.QUERIES}.csv", lines)
+    write_csv(answer, out / f"{tn.QUERY_RATIOS}.csv", lines)
+    write_csv(with_labels(plan, first), out / f"{tn.QUERY_FIRST}.csv", lines)
     write_doc("Analysis queries (IRIS-HEP ADL benchmark tasks): events/s per task, format "
-              "and engine", query_sections(plan, t, rows, answer, first), out / "queries.md",
+              "and engine", query_sections(plan, t, rows, answer, first), out / f"{tn.QUERIES}.md",
               lines, prov["cpus"])
     write_json(provenance_path or out / "queries-provenance.json", prov)
     return prov

@@ -13,6 +13,7 @@ from analysis.atomic import write_json
 from analysis.errors import InputError
 from analysis.records import StorageRecord
 from analysis.report import sections
+from analysis.report import table_names as tn
 from analysis.report.documents import (
     merged_provenance,
     provenance_lines,
@@ -149,11 +150,11 @@ def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: s
               "skipped (reason in the table)")
     lines = provenance_lines(prov, counts)
     ratios = storage_ratios(t)
-    write_csv(with_labels(plan, t), out / "storage.csv", lines)
-    write_csv(ratios, out / "storage-ratios.csv", lines)
+    write_csv(with_labels(plan, t), out / f"{tn.STORAGE}.csv", lines)
+    write_csv(ratios, out / f"{tn.STORAGE_RATIOS}.csv", lines)
     write_doc("Reads on storage profiles: time, requests and bytes, the cost model beside "
               "the measurement", sections.storage_sections(storage_means(t), ratios,
                                                  t[t["status"] == "skipped"]),
-              out / "storage.md", lines, prov["cpus"])
+              out / f"{tn.STORAGE}.md", lines, prov["cpus"])
     write_json(provenance_path or out / "storage-provenance.json", prov)
     return prov

@@ -1,7 +1,9 @@
-"""The names of the read study's tables (``hepfmt tabulate``, target ``all``), each spelled here
-once: :mod:`.tables` writes them, the workflow's ``tabulate`` rule lists them as its outputs and
-the figures read them (:mod:`.figures`). A table named ``size`` is ``tables/size.csv`` in a
-results directory. Imports nothing: the Snakefile reads it while it parses.
+"""The names of the study's tables, each spelled here once: those of the read study (``hepfmt
+tabulate``, target ``all``), which :mod:`.tables` writes, and those of the ``queries`` and
+``storage`` targets (:mod:`.query_tables`, :mod:`.storage_tables`); the workflow's tabulate rules
+list them as their outputs and the figures read them (:mod:`.figures`). A table named ``size``
+is ``tables/size.csv`` in a results directory. Imports nothing: the Snakefile reads it while it
+parses.
 """
 
 from __future__ import annotations
@@ -21,3 +23,13 @@ SUMMARIES = (SIZE, GROUPS, READS, RATIOS, PAIRS, FORMATS)
 DOCUMENTS = (SIZE, READS, RATIOS, PAIRS, FORMATS, SAMPLES)
 #: Every table ``tabulate`` writes as CSV: the documents first, as the report lists them.
 CSV = (*DOCUMENTS, GROUPS, REPETITIONS)
+
+# The queries target (``hepfmt tabulate-queries``): the events/s table (a document too), the
+# per-task ROOT / Parquet answer and the time to the first histogram
+QUERIES = "queries"
+QUERY_RATIOS = "queries-ratios"
+QUERY_FIRST = "queries-first"
+# The storage target (``hepfmt tabulate-storage``): the reads per profile (a document too) and
+# the ROOT / Parquet ratios per profile
+STORAGE = "storage"
+STORAGE_RATIOS = "storage-ratios"

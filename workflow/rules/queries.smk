@@ -4,6 +4,8 @@
 # against the reference answers, computed once per sample from its source. Then the queries
 # tables (per task the best-ROOT / best-Parquet ratio, the time to the first histogram) and
 # figures, with their own provenance: the target needs none of the read study.
+from analysis.report import table_names
+
 QUERY_PLAN = study.queries(config)  # file -> its engines
 QUERY_TASKS = ",".join(map(str, study.query_tasks(config)))
 QUERY_FIGURES = [
@@ -90,20 +92,20 @@ rule tabulate_queries:
         queries=[paths.query(RESULTS, f) for f in QUERY_PLAN],
     output:
         csv=report(
-            paths.table(RESULTS, "queries", "csv"),
+            paths.table(RESULTS, table_names.QUERIES, "csv"),
             caption="../report/table_queries.rst",
             category="Tables",
             subcategory="Analysis queries, CSV",
         ),
         html=report(
-            paths.table(RESULTS, "queries", "html"),
+            paths.table(RESULTS, table_names.QUERIES, "html"),
             caption="../report/table_queries.rst",
             category="Tables",
             subcategory="Analysis queries",
         ),
-        md=paths.table(RESULTS, "queries", "md"),
-        ratios=paths.table(RESULTS, "queries-ratios", "csv"),
-        first=paths.table(RESULTS, "queries-first", "csv"),
+        md=paths.table(RESULTS, table_names.QUERIES, "md"),
+        ratios=paths.table(RESULTS, table_names.QUERY_RATIOS, "csv"),
+        first=paths.table(RESULTS, table_names.QUERY_FIRST, "csv"),
         provenance=paths.query_provenance(RESULTS),
     log:
         paths.log(RESULTS, "tabulate_queries"),

@@ -7,6 +7,8 @@
 # TTreeReader and uproot, and polars and DuckDB, which read a URL through fsspec). Its table
 # and figure carry the storage reads' own provenance. Each job first undoes what killed storage
 # jobs left (analysis/measure/storage/ledger.py).
+from analysis.report import table_names
+
 STORAGE_FIGURES = [
     paths.figure(RESULTS, "storage", figures.FAMILIES["storage"].stem, ext)
     for ext in style.FILE_FORMATS
@@ -67,19 +69,19 @@ rule tabulate_storage:
         storage=[paths.storage(RESULTS, f) for f in STORAGE_FILES],
     output:
         csv=report(
-            paths.table(RESULTS, "storage", "csv"),
+            paths.table(RESULTS, table_names.STORAGE, "csv"),
             caption="../report/table_storage.rst",
             category="Tables",
             subcategory="Storage profiles, CSV",
         ),
         html=report(
-            paths.table(RESULTS, "storage", "html"),
+            paths.table(RESULTS, table_names.STORAGE, "html"),
             caption="../report/table_storage.rst",
             category="Tables",
             subcategory="Storage profiles",
         ),
-        md=paths.table(RESULTS, "storage", "md"),
-        ratios=paths.table(RESULTS, "storage-ratios", "csv"),
+        md=paths.table(RESULTS, table_names.STORAGE, "md"),
+        ratios=paths.table(RESULTS, table_names.STORAGE_RATIOS, "csv"),
         provenance=paths.storage_provenance(RESULTS),
     log:
         paths.log(RESULTS, "tabulate_storage"),

@@ -64,10 +64,10 @@ FAMILIES = {f.name: f for f in (
     Family("tradeoff", "size_vs_read_time", (tn.FORMATS,)),
     Family("groups", "bytes_by_group", (tn.GROUPS,)),
     Family("memory", "peak_memory", (tn.READS,)),
-    Family("queries", "query_throughput", ("queries",), target="queries",
+    Family("queries", "query_throughput", (tn.QUERIES,), target="queries",
            module="query_throughput"),
-    Family("query_ratios", "query_root_parquet", ("queries-ratios",), target="queries"),
-    Family("storage", "storage", ("storage", "storage-ratios"), target="storage"),
+    Family("query_ratios", "query_root_parquet", (tn.QUERY_RATIOS,), target="queries"),
+    Family("storage", "storage", (tn.STORAGE, tn.STORAGE_RATIOS), target="storage"),
 )}
 
 

@@ -50,18 +50,18 @@ TABLES = {
                           extra=r".+_(cold|warm)_s|.+_warm_(time_to_first_event_s|"
                                 r"events_per_s_steady)|rss_over_baseline_mb|peak_rss_mb|"
                                 r"threads"),
-    "queries": TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
+    tn.QUERIES: TableSpec(("format", "variant", "engine", "mode", "question", "cold_verified"),
                          ("task", "cluster_size", "events_per_s_mean", "events_per_s_std")),
-    "queries-ratios": TableSpec(("mode", "question", "root", "parquet", "interval_method",
+    tn.QUERY_RATIOS: TableSpec(("mode", "question", "root", "parquet", "interval_method",
                                  "cold_verified"),
                                 ("task", "ratio_mean", "ratio_lo", "ratio_hi", "coverage",
                                  "n_over", "n_samples")),
     # a skipped profile or read is a row with its reason and no numbers
-    "storage": TableSpec(("sample", "format", "variant", "profile", "reader", "selection",
+    tn.STORAGE: TableSpec(("sample", "format", "variant", "profile", "reader", "selection",
                           "status", "counted_by", "reason"),
                          ("cluster_size", "median_s", "page_cache_s", "storage_s",
                           "predicted_s", "requests", "bytes", "events_per_s")),
-    "storage-ratios": TableSpec(("profile", "selection", "root", "parquet"),
+    tn.STORAGE_RATIOS: TableSpec(("profile", "selection", "root", "parquet"),
                                 ("mean", "std", "n_samples")),
 }
 

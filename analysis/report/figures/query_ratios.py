@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from analysis.report import table_names as tn
 from analysis.report.figures.axes import (
     MODE_COLORS,
     MODES,
@@ -38,7 +39,7 @@ def _coverage_note(t: pd.DataFrame) -> str:
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
-    t = inp.tables["queries-ratios"]
+    t = inp.tables[tn.QUERY_RATIOS]
     title = "ROOT / Parquet per analysis task"
     if t.empty:
         return message(title, "No task was queried on both a ROOT and a Parquet file."), []

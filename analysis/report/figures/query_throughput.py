@@ -13,6 +13,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from analysis.report import plan_record
+from analysis.report import table_names as tn
 from analysis.report.figures.axes import MODE_COLORS, MODES, UNVERIFIED, grid_axes, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered
@@ -30,7 +31,7 @@ def _rows(t: pd.DataFrame, plan: dict) -> pd.DataFrame:
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
-    t = inp.tables["queries"]
+    t = inp.tables[tn.QUERIES]
     if t.empty:
         return message("Analysis queries", "No query was measured."), []
     keys = _rows(t, inp.plan)

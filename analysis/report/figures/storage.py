@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
 from analysis.report import plan_record
+from analysis.report import table_names as tn
 from analysis.report.figures.axes import legend, plain_log, points, unit_line, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, selection_title
@@ -142,7 +143,7 @@ def _model(ax, d: pd.DataFrame, series: pd.DataFrame, profiles: list[str]) -> in
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
-    t = inp.tables["storage"]
+    t = inp.tables[tn.STORAGE]
     title = "Reads on storage profiles"
     m = storage_means(t) if not t.empty else pd.DataFrame()
     if m.empty:
@@ -152,7 +153,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
                     else dict.fromkeys(m.profile))
     series = _series(m, inp.plan)
     sels = ordered(m.selection, plan_record.selections(inp.plan))
-    ratios = inp.tables["storage-ratios"]
+    ratios = inp.tables[tn.STORAGE_RATIOS]
     fig, axes = figure(len(sels), len(PER_PROFILE) + 2, 4.2, 3.8)
     ratio_notes: set[str] = set()
     undrawn = 0
