@@ -48,11 +48,19 @@ def test_only_a_local_disk_can_verify_a_cold_read(tmp_path: Path,
 def test_a_cold_figure_on_such_a_filesystem_is_flagged_even_when_mincore_says_evicted() -> None:
     spec = ReadSpec("f.parquet", "s.arrow", "parquet", "pyarrow", "ten", ["a"], ["cold"], 5, 1)
     reps = [{"wall_s": 0.1, "cpu_s": 0.1, "disk_read_bytes": 0, "cold_verified": True}] * 5
+    stopped = {"n_repetitions": 5, "precision_target": 0.05, "budget_s": 10.0,
+               "precision_reached": True}
     res = {"peak_rss_bytes": 1, "baseline_rss_bytes": 1, "read_peak_rss_bytes": 1,
-           "rss_method": "vmhwm-reset"}
-    assert _read_record(spec, "cold", reps, res, 10, 10.0, 100, True)["cold_verified"] is True
-    assert _read_record(spec, "cold", reps, res, 10, 10.0, 100, False)["cold_verified"] is False
-    assert _read_record(spec, "warm", reps, res, 10, 10.0, 100, False)["cold_verified"] is None
+           "rss_method": "vmhwm-reset", "proven_by": "measure",
+           "stopping": {"cold": stopped, "warm": stopped}}
+
+    def verified(mode: str, fs_verifiable: bool) -> bool | None:
+        return _read_record(spec, mode, reps, res, 10, 10.0, 100, fs_verifiable, 5,
+                            None).cold_verified
+
+    assert verified("cold", True) is True
+    assert verified("cold", False) is False
+    assert verified("warm", False) is None
 
 
 def test_batch_job_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
-from analysis.records import ReadRecord, SizeRecord
+from analysis.records import ReadRecord, ReadRow, SizeRecord
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
@@ -311,48 +311,51 @@ def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
 
 
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
-                 naive: float, n_events: int, fs_verifiable: bool) -> dict:
-    """One read's figures. A cold figure is verified only if mincore found every page evicted
-    in every repetition *and* the filesystem is one where that means a read from the device
-    (not tmpfs, nor a network filesystem with server-side caches: provenance.FS_KINDS)."""
+                 naive: float, n_events: int, fs_verifiable: bool, values: int,
+                 bound: dict | None) -> ReadRow:
+    """One read's figures (``values``: the selection's values, ``bound``: its codec bound).
+    A cold figure is verified only if mincore found every page evicted in every repetition
+    *and* the filesystem is one where that means a read from the device (not tmpfs, nor a
+    network filesystem with server-side caches: provenance.FS_KINDS)."""
     times = [r["wall_s"] for r in reps]
     stats = summarize(times)
     ci = median_interval(times)
     split = parts_of(reps)
     steady = split["events_per_s_steady"]
-    return {
-        "reader": spec.reader, "library": formats.get(spec.adapter).readers[spec.reader].library,
-        "selection": spec.selection, "n_branches": len(spec.branches), "mode": mode,
-        "cold_verified": fs_verifiable and all(r.get("cold_verified", False) for r in reps)
+    first = res.get("first_read") if mode == "warm" else None
+    return ReadRow.new(
+        reader=spec.reader, library=formats.get(spec.adapter).readers[spec.reader].library,
+        selection=spec.selection, n_branches=len(spec.branches), mode=mode,
+        cold_verified=fs_verifiable and all(r.get("cold_verified", False) for r in reps)
         if mode == "cold" else None,
-        "threads": spec.threads, "selection_zip_bytes": zip_bytes,
-        "selection_naive_bytes": naive, "proven_by": res.get("proven_by"), **stats,
-        "mb_per_s_compressed": zip_bytes / stats["median_s"] / 1e6,
-        "mb_per_s_naive": naive / stats["median_s"] / 1e6,
-        "events_per_s": n_events / stats["median_s"],
-        "median_lo_s": ci["lo_s"], "median_hi_s": ci["hi_s"], "median_coverage": ci["coverage"],
-        **res.get("stopping", {}).get(mode, {}),
+        threads=spec.threads, selection_zip_bytes=zip_bytes,
+        selection_naive_bytes=naive, selection_values=values, proven_by=res.get("proven_by"),
+        **stats,
+        mb_per_s_compressed=zip_bytes / stats["median_s"] / 1e6,
+        mb_per_s_naive=naive / stats["median_s"] / 1e6,
+        events_per_s=n_events / stats["median_s"],
+        median_lo_s=ci["lo_s"], median_hi_s=ci["hi_s"], median_coverage=ci["coverage"],
+        **res["stopping"][mode],
         **split,
         # the steady rate in bytes, with the selection's bytes spread evenly over its events
-        "mb_per_s_steady_compressed": None if steady is None else
+        mb_per_s_steady_compressed=None if steady is None else
         zip_bytes * steady / n_events / 1e6,
-        "mb_per_s_steady_naive": None if steady is None else naive * steady / n_events / 1e6,
+        mb_per_s_steady_naive=None if steady is None else naive * steady / n_events / 1e6,
         # the first read of the process (the smallest selection's only; a warm one)
-        "first_read_s": res["first_read"]["wall_s"] if "first_read" in res and mode == "warm"
-        else None,
-        "first_read_minflt": res["first_read"].get("minflt")
-        if "first_read" in res and mode == "warm" else None,
-        "cpu_median_s": float(np.median([r["cpu_s"] for r in reps])),
-        "minflt_median": float(np.median([r.get("minflt", np.nan) for r in reps])),
-        "disk_read_bytes_median": float(np.median([r["disk_read_bytes"] for r in reps])),
-        "peak_rss_bytes": res["peak_rss_bytes"],
-        "baseline_rss_bytes": res["baseline_rss_bytes"],
+        first_read_s=first["wall_s"] if first else None,
+        first_read_minflt=first.get("minflt") if first else None,
+        cpu_median_s=float(np.median([r["cpu_s"] for r in reps])),
+        minflt_median=float(np.median([r.get("minflt", np.nan) for r in reps])),
+        disk_read_bytes_median=float(np.median([r["disk_read_bytes"] for r in reps])),
+        peak_rss_bytes=res["peak_rss_bytes"],
+        baseline_rss_bytes=res["baseline_rss_bytes"],
         # what the reads themselves held: their peak RSS above the resident set they started
         # from (after imports and the reader's set-up); see start_read_peak
-        "rss_over_baseline_bytes": res["read_peak_rss_bytes"] - res["baseline_rss_bytes"],
-        "rss_method": res["rss_method"],
-        "repetitions": reps,
-    }
+        rss_over_baseline_bytes=res["read_peak_rss_bytes"] - res["baseline_rss_bytes"],
+        rss_method=res["rss_method"],
+        **bound_fractions(steady, bound),
+        repetitions=reps,
+    )
 
 
 def codec_bounds(path: str | Path, format_name: str, branches_of: dict[str, list[str]],
@@ -432,7 +435,7 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
         else zip_bytes_of(path, format_name, timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
-    reads = []
+    timed = []  # per read: what makes its row once its selection's codec bound is known
     branches_of = {name: schema.names if sel == ALL else list(sel)
                    for name, sel in selections.items()}
     sweep = [threads] if isinstance(threads, int) else list(threads)
@@ -456,13 +459,12 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
             naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
             values = sum(int(meta["checksums"][b][0]) for b in spec.branches)
             for mode, reps in res["modes"].items():
-                reads.append({**_read_record(spec, mode, reps, res, zip_bytes, naive,
-                                             meta["n_events"], fs_verifiable),
-                              "selection_values": values})
+                timed.append((spec, mode, reps, res, zip_bytes, naive, values))
     # after every timed read: the codec bound of each selection, and each read's fraction of it
     bounds = codec_bounds(path, format_name, branches_of, meta, timeout)
-    for r in reads:
-        r.update(bound_fractions(r["events_per_s_steady"], bounds.get(r["selection"])))
+    reads = [_read_record(spec, mode, reps, res, zip_bytes, naive, meta["n_events"],
+                          fs_verifiable, values, bounds.get(spec.selection)).as_dict()
+             for spec, mode, reps, res, zip_bytes, naive, values in timed]
     return ReadRecord(
         file=str(path), sample=meta["sample"], process=meta["process"],
         format=name or format_name, adapter=format_name, variant=variant,

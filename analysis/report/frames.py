@@ -12,12 +12,6 @@ KEYS = ["format", "variant", "cluster_size"]
 READ_KEYS = [*KEYS, "reader", "threads", "selection", "mode"]
 
 
-#: A read's parts and interval that records from before them lack (empty then).
-PART_COLUMNS = ["open_s", "setup_s", "events_per_s_steady", "mb_per_s_steady_compressed",
-                "mb_per_s_steady_naive", "median_lo_s", "median_hi_s", "median_coverage",
-                "selection_zip_bytes"]
-
-
 #: The codec bound of a read's selection (events/s, a context per block and one reused), the
 #: read's steady rate as a fraction of each (analysis.measure.bound), and its whole-read rate
 #: (open and set-up included) as a fraction of the first: the one every read has, a file of

@@ -3,6 +3,7 @@ file, per read, per pair side; a record that lacks a key is an error naming its 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -10,15 +11,11 @@ import pandas as pd
 
 from analysis import paired
 from analysis.errors import InputError
-from analysis.records import PairRecord, ReadRecord, SizeRecord
+from analysis.records import PairRecord, ReadRecord, ReadRow, SizeRecord
 from analysis.report.documents import (
     cpus_of,
 )
-from analysis.report.frames import OWN_CHUNKS, PART_COLUMNS
-from analysis.stats import (
-    median_interval,
-    parts_of,
-)
+from analysis.report.frames import OWN_CHUNKS
 
 
 def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
@@ -41,32 +38,25 @@ def load_sizes(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, list[dict]]:
     return pd.DataFrame(rows), provs
 
 
-def _read_defaults(reps: list[dict]) -> dict:
-    """What a read record from before parts and intervals lacks, from its repetitions: the
-    median's interval and the parts (not separable, without chunk marks), so that old and new
-    records tabulate alike."""
-    ci = median_interval([r["wall_s"] for r in reps]) if reps else {}
-    return {**{c: None for c in PART_COLUMNS}, **parts_of(reps),
-            "median_lo_s": ci.get("lo_s"), "median_hi_s": ci.get("hi_s"),
-            "median_coverage": ci.get("coverage"), "n_repetitions": len(reps)}
-
-
 def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
-    """One row per (file, reader, selection, mode), and one per timed repetition."""
+    """One row per (file, reader, selection, mode), its columns the fields of
+    :class:`~analysis.records.ReadRow` (what a record from before some of them lacks taken
+    from its repetitions, or empty), and one row per timed repetition."""
     reads, reps, provs = [], [], []
     for p in paths:
         doc = ReadRecord.load(p)
         base = doc.identity()
-        for r in doc.reads:
-            reads.append({**base, **_read_defaults(r["repetitions"]),
-                          **{k: v for k, v in r.items() if k != "repetitions"}})
-            for i, rep in enumerate(r["repetitions"]):
-                reps.append({**base, **{k: r[k] for k in ("reader", "threads", "selection",
-                                                          "mode")},
+        for row in doc.rows(p):
+            figures = dataclasses.asdict(row)
+            del figures["repetitions"]
+            reads.append({**base, **figures})
+            for i, rep in enumerate(row.repetitions):
+                reps.append({**base, "reader": row.reader, "threads": row.threads,
+                             "selection": row.selection, "mode": row.mode,
                              "repetition": i, **rep})
         provs.append(doc.provenance)
     reads = pd.DataFrame(reads)
-    for c in PART_COLUMNS if not reads.empty else ():
+    for c in ReadRow.numbers() if not reads.empty else ():
         reads[c] = pd.to_numeric(reads[c])  # None -> NaN, so that means skip it
     return reads, pd.DataFrame(reps), provs
 

@@ -110,12 +110,7 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     median's order-statistic interval [``median_lo_s``, ``median_hi_s``]; over samples the mean
     of each bound, with the smallest ``median_coverage`` (below 95% when a sample had fewer
     than 6 repetitions)."""
-    reads = resolved_reads(reads)
-    if "rss_over_baseline_bytes" not in reads:  # records from before the read's own peak
-        reads = reads.assign(rss_over_baseline_bytes=reads.peak_rss_bytes
-                             - reads.baseline_rss_bytes)
-    if "rss_method" not in reads:
-        reads = reads.assign(rss_method="ru_maxrss (lower bound)")
+    reads = resolved_reads(reads)  # a record from before a column: analysis.records.ReadRow
     for col in ("minflt_median", "first_read_s", "selection_values",
                 *BOUND_COLUMNS):  # NaN: none (or a record from before)
         reads = reads.assign(**{col: pd.to_numeric(reads[col]) if col in reads else np.nan})
