@@ -60,12 +60,32 @@ def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: floa
                 timeout, None, memcap.cap_for(path, data_bytes))["result"]
 
 
+def hwm(pid: int | str = "self") -> int:
+    """A process's peak resident memory so far (``VmHWM``, bytes); 0 once it has gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def wait(proc: subprocess.Popen, timeout: float) -> tuple[int, int] | None:
     """(exit status as ``returncode``, peak RSS bytes of the child and the children it
-    waited for), or None when ``timeout`` passed first (the child is then killed)."""
+    waited for), or None when ``timeout`` passed first (the child is then killed).
+
+    The kernel's peak for a child (``wait4``'s ``ru_maxrss``) includes the memory it had before
+    it executed its program, which is its parent's (a forked copy, or the parent's own pages
+    under vfork): a child of a parent that had grown to gigabytes would seem to have used them.
+    So where ``ru_maxrss`` does not exceed the parent's own peak, the child's peak is the
+    largest ``VmHWM`` of its program seen while waiting."""
     deadline = time.monotonic() + timeout
+    inherited = hwm()
+    seen = 0
     pause = 0.001
     while True:
+        seen = max(seen, hwm(proc.pid))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -77,7 +97,8 @@ def wait(proc: subprocess.Popen, timeout: float) -> tuple[int, int] | None:
         time.sleep(pause)
         pause = min(2 * pause, 0.05)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss * 1024
+    peak = usage.ru_maxrss * 1024
+    return proc.returncode, peak if peak > inherited else seen
 
 
 def _run(cmd: list[str], path: str | Path, what: str, timeout: float,

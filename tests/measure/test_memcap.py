@@ -170,6 +170,20 @@ def test_a_child_crash_dump_is_one_meaningful_line(tests_importable, tmp_path):
     assert "There was a crash." in exc.value.detail
 
 
+def test_a_big_parent_does_not_make_a_crash_look_out_of_memory(tests_importable, tmp_path,
+                                                               monkeypatch):
+    """A child's ru_maxrss includes its parent's memory from before it executed: a crash of a
+    small child under a parent that has grown past half the cap is still a crash."""
+    monkeypatch.setenv(memcap.ENV, "400M")
+    ballast = bytearray(b"\x01") * (300 * 10**6)  # touched: resident in this process
+    path = tmp_path / "f.root"
+    with pytest.raises(InputError) as exc:
+        isolated.call("test_memcap:die", {"text": " *** Break *** segmentation violation\n",
+                                          "how": "exit"}, path, "reading", TIMEOUT_S)
+    assert "reading crashed" in str(exc.value), str(exc.value)
+    assert isolated.hwm() >= len(ballast)
+
+
 def test_a_child_that_names_the_problem_is_taken_at_its_word(tests_importable, tmp_path):
     path = tmp_path / "f.root"
     with pytest.raises(VerificationError) as exc:
