@@ -115,20 +115,38 @@ def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
             unjudged: frozenset[str] = frozenset()) -> dict[str, pd.DataFrame]:
     """The side-by-side tables (see the module docstring); the groups in ``unjudged`` are shown
     but left out of the verdict (a collection the model has never seen an object of)."""
+    return compare_models(real, {"": (model, unjudged)}, tree, seed, codecs)[""]
+
+
+def compare_models(real: str, models: dict[str, tuple[Model, frozenset[str]]],
+                   tree: str = "Events", seed: int = 1,
+                   codecs: list[tuple[str, str]] | None = None) -> dict[str, dict]:
+    """:func:`compare` of one real file with several models (name -> model and its unjudged
+    groups): the real file is imported and written through the codecs once."""
     codecs = codecs or CODECS
+    out = {}
     with tempfile.TemporaryDirectory(prefix="hepfmt-fidelity-") as tmp:
         work = Path(tmp)
         real_src = work / "real.arrow"
         schema = import_tree(real, tree, real_src)
         n = write_sidecar(real_src, schema, "real", source_file=real, tree=tree)["n_events"]
-        synth_src = work / "synthetic.arrow"
-        generate(model, "DYJetsToLL", seed, n * replicas(n), synth_src)
-        write_sidecar(synth_src, model.schema, "synthetic", process="DYJetsToLL", seed=seed)
-        sizes = {"real": _sizes(real_src, work, codecs, n),
-                 "synthetic": _sizes(synth_src, work, codecs, n)}
-        stats = {"real": _stats(real_src), "synthetic": _stats(synth_src)}
-    events = {"real": n, "synthetic": n * replicas(n)}
+        real_sizes, real_stats = _sizes(real_src, work, codecs, n), _stats(real_src)
+        for name, (model, unjudged) in models.items():
+            synth_src = work / "synthetic.arrow"
+            generate(model, "DYJetsToLL", seed, n * replicas(n), synth_src)
+            write_sidecar(synth_src, model.schema, "synthetic", process="DYJetsToLL",
+                          seed=seed)
+            sizes = {"real": real_sizes, "synthetic": _sizes(synth_src, work, codecs, n)}
+            stats = {"real": real_stats, "synthetic": _stats(synth_src)}
+            out[name] = _tables(sizes, stats, n, codecs, model.schema, unjudged)
+    return out
 
+
+def _tables(sizes: dict[str, dict], stats: dict[str, tuple], n: int,
+            codecs: list[tuple[str, str]], schema: Schema,
+            unjudged: frozenset[str]) -> dict[str, pd.DataFrame]:
+    """The report's tables from the real and synthetic sizes and statistics."""
+    events = {"real": n, "synthetic": n * replicas(n)}
     checks = _checks(sizes, events, codecs, unjudged)
     codec_rows = checks[checks["group"] == "all"]
     size = pd.DataFrame({
@@ -145,7 +163,7 @@ def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
         "real ≤ 12 bits": [int((bits.iloc[:, 0] <= 12).sum())],
         "synthetic ≤ 12 bits": [int((bits.iloc[:, 1] <= 12).sum())]})
     return {"size": size.reset_index(drop=True), "groups": _groups(checks),
-            "branches": _branches(sizes, events, model.schema),
+            "branches": _branches(sizes, events, schema),
             "checks": checks, "multiplicity": mult.reset_index(names="collection"),
             "mantissa": bits_summary,
             "replicas": pd.DataFrame([{"real events": n, "replicas": replicas(n)}])}

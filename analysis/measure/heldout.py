@@ -95,8 +95,9 @@ def judge(real: str, model: Model, tree: str = "Events", seed: int = 1,
     unseen = frozenset(c for c, dist in model.multiplicity.items()
                        if set(dist) == {"0"} and set(real_mult.get(c, {"0": 1})) != {"0"})
     at_real = replace(model, multiplicity={**model.multiplicity, **real_mult})
-    values = fidelity.compare(real, at_real, tree, seed, codecs, unjudged=unseen)
-    whole = fidelity.compare(real, model, tree, seed, codecs)
+    both = fidelity.compare_models(real, {"values": (at_real, unseen),
+                                          "whole": (model, frozenset())}, tree, seed, codecs)
+    values, whole = both["values"], both["whole"]
     n_real = int(values["replicas"].iloc[0]["real events"])
     mult = multiplicity_table(model.multiplicity, model.n_events, at_real.multiplicity, n_real)
     return OutOfSample(values, whole, mult, judged or real, origin or model.origin)
