@@ -550,7 +550,7 @@ def _left_behind(name: str) -> bool:
     if not m:
         return False
     pid = int(m.group(1))
-    return pid == os.getpid() or not Path(f"/proc/{pid}").exists()
+    return pid == os.getpid() or ledger.start_time(pid) is None
 
 
 def _nothing_left(ledger_root: Path) -> None:
