@@ -98,6 +98,8 @@ reference:
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
 			results/metadata/provenance.json $$ref/metadata/ && \
 		cp results/metadata/plots/*.png $$ref/metadata/plots/; fi && \
+	$(BIN)/hepfmt answer --tables $$ref --source $$ref \
+		$$(test -d $$ref/metadata && echo --metadata $$ref/metadata) && \
 	echo "make reference: $$ref"
 
 dryrun: $(STAMP) $(QUIET_CONDOR) $(SERVICES)

@@ -63,5 +63,6 @@ rule all:
     default_target: True
     input:
         rules.tabulate.output,
+        rules.answer.output,
         FIGURE_FILES,
     localrule: True

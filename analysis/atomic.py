@@ -60,3 +60,8 @@ def _raise_if_disk_full(target: Path, exc: BaseException) -> None:
 def write_json(target: str | Path, doc: object) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def write_text(target: str | Path, text: str) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_text(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def cmd_plan_record(a: argparse.Namespace) -> None:
@@ -27,6 +28,16 @@ def cmd_figure(a: argparse.Namespace) -> None:
 
     for path in make(a.family, a.tables, a.provenance, a.plan, a.output, a.config_name):
         print(f"wrote {path}", file=sys.stderr)
+
+
+def cmd_answer(a: argparse.Namespace) -> None:
+    from analysis.report import answer
+
+    written = answer.write(a.tables, a.output or a.tables, a.metadata, a.provenance, a.source)
+    for gap in written.facts.gaps:
+        print(f"hepfmt answer: {gap.text}", file=sys.stderr)
+    if a.into:
+        answer.embed(a.into, Path(a.output or a.tables) / "answer.md")
 
 
 def cmd_check_config(a: argparse.Namespace) -> None:
@@ -75,6 +86,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--config-name", help="how the footer names the config (e.g. default.yaml)")
     f.add_argument("-o", "--output", required=True, help="output directory")
     f.set_defaults(func=cmd_figure)
+
+    a = sub.add_parser(
+        "answer", help="the run's answer (answer.md, answer.json) from its tables only",
+        epilog="example: hepfmt answer --tables results/tables --metadata results/metadata/tables")
+    a.add_argument("--tables", required=True,
+                   help="directory of tabulate's tables (results/tables, or a reference run)")
+    a.add_argument("--metadata", help="directory of the metadata study's tables, if it ran")
+    a.add_argument("--provenance", help="the tables' provenance.json (default: beside them)")
+    a.add_argument("-o", "--output", help="where to write answer.md and answer.json "
+                                          "(default: the tables' directory)")
+    a.add_argument("--source", help="how answer.md names the tables (default: --tables)")
+    a.add_argument("--into", metavar="FILE", help="also copy answer.md into FILE between its "
+                   "'<!-- answer:begin -->' and '<!-- answer:end -->' lines (the README)")
+    a.set_defaults(func=cmd_answer)
 
     k = sub.add_parser("check-config", help="validate a config file; count its files and "
                                             "estimate their disk, memory and CPU")

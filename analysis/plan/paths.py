@@ -74,6 +74,7 @@ LOGS = {
     "resolved_config": "resolved_config",
     "plan_record": "plan_record",
     "tabulate": "tabulate",
+    "answer": "answer",
     "figure": "figures/{family}",
     "query": "queries/" + STEM,
     "query_reference": "query_references/{sample}",

@@ -17,6 +17,9 @@ FORMATS = "formats"
 SAMPLES = "samples"
 REPETITIONS = "repetitions"
 
+#: The run's answer (``hepfmt answer``: answer.md and answer.json), written from the tables above
+ANSWER = "answer"
+
 #: The tables that average over samples (:func:`.tables.summaries`), in the order written.
 SUMMARIES = (SIZE, GROUPS, READS, RATIOS, PAIRS, FORMATS)
 #: The tables also written as documents (Markdown + HTML: :func:`.documents.write_doc`).

@@ -1,6 +1,7 @@
 # Shared helpers: the grid's wildcard patterns and job resources used by several stages. Paths come from
 # analysis/plan/paths.py, command-line fragments from analysis/plan/commands.py.
 import os
+import shlex
 import sys
 
 from snakemake.settings.types import DeploymentMethod

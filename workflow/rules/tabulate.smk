@@ -77,3 +77,47 @@ rule tabulate:
         "hepfmt tabulate --plan {input.plan:q} -o {params.tables:q} "
         "--provenance {output.provenance:q} --sizes {input.sizes:q} --reads {input.reads:q} "
         "--pairs {input.pairs:q} > {log:q} 2>&1"
+
+
+# The run's answer, from its tables only (hepfmt answer; analysis/report/answer): what README,
+# docs and the report's landing show. With tabulate.answer_metadata it waits for the metadata
+# study's tables too (so target `all` runs that study), for the metadata cost at the run's width.
+rule answer:
+    input:
+        tables=[
+            paths.table(RESULTS, t, "csv")
+            for t in (
+                table_names.SIZE,
+                table_names.READS,
+                table_names.RATIOS,
+                table_names.PAIRS,
+            )
+        ],
+        provenance=paths.provenance(RESULTS),
+        metadata=(
+            [paths.meta_table(RESULTS, "metadata", "csv")]
+            if config["tabulate"]["answer_metadata"]
+            else []
+        ),
+    output:
+        md=paths.table(RESULTS, table_names.ANSWER, "md"),
+        json=paths.table(RESULTS, table_names.ANSWER, "json"),
+    log:
+        paths.log(RESULTS, "answer"),
+    localrule: True
+    conda:
+        "../../envs/arrow.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        tables=lambda wc, input: os.path.dirname(input.tables[0]),
+        metadata=lambda wc, input: (
+            f"--metadata {shlex.quote(os.path.dirname(input.metadata[0]))}"
+            if input.metadata
+            else ""
+        ),
+    shell:
+        "hepfmt answer --tables {params.tables:q} --provenance {input.provenance:q} "
+        "{params.metadata} > {log:q} 2>&1"
