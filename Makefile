@@ -6,8 +6,9 @@
 #   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
 #               results/reference/<cpu model>, the committed reference run of this CPU
 #   make test   create .venv and run the test suite (lint: ruff, the import contracts, snakefmt and
-#               snakemake --lint; pytest);
+#               snakemake --lint; the docs site's strict build; pytest);
 #               .ci/run calls exactly this
+#   make docs   the docs site (mkdocs.yml, docs/) into site/, --strict: a broken link or include fails
 # Both set up the machine's services where missing (tools/services.sh: SLURM for the tests,
 # XRootD and toxiproxy for the storage profiles; root and apt-get needed, else their tests skip).
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
@@ -26,7 +27,7 @@ BIN := $(VENV)/bin
 RUN := PATH="$(abspath $(BIN)):$$PATH:/usr/sbin:/sbin"
 STAMP := $(VENV)/.hepfmt-installed
 
-.PHONY: run report reference bench test lint dryrun clean-results
+.PHONY: run report reference bench test lint docs dryrun clean-results
 
 $(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "hepfmt needs Python >= 3.11 (set PYTHON=...)")'
@@ -112,8 +113,14 @@ lint: $(STAMP) $(QUIET_CONDOR)
 	$(BIN)/snakefmt --check Snakefile workflow/
 	$(BIN)/snakemake --lint --cores 1
 
+# The docs site, built as a reader gets it: --strict turns a broken link, a missing snippet
+# include (a generated table of results/reference/) or a missing figure into a failure.
+# NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs' future, on every build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
 # A SLURM installed here must run, not skip (HEPFMT_REQUIRE_SLURM).
-test: lint $(SERVICES)
+test: lint docs $(SERVICES)
 	$(RUN) HEPFMT_REQUIRE_SLURM=$$(test -f $(VENV)/.hepfmt-slurm && echo 1) $(BIN)/python -m pytest
 
 clean-results:
