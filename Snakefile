@@ -20,9 +20,13 @@ from analysis.plan import config as study_config  # noqa: E402
 study_config.for_workflow(config, workflow.configfiles)
 
 
-# snakemake --report results/report.html: every figure and table, with captions
+# snakemake --report results/report.html: the run's answer and summary figure first, then every
+# figure and table, titled and captioned. The landing page includes the answer's Markdown and
+# embeds the figure through analysis/report/report_rst.py, which registers its directive here.
 report: "workflow/report/workflow.rst"
 
+
+from analysis.report import report_rst  # noqa: E402,F401
 
 # the study grid and every path of it
 from analysis.plan import calibration, paths, study  # noqa: E402

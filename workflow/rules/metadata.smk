@@ -10,6 +10,14 @@ META_FILES = metagrid.files(config)
 META_HELPER = paths.meta_helper(RESULTS)
 META_TABLES = ("metadata", "slopes", "repetitions")
 META_PLOTS = ("decode_time", "metadata_size")
+# How the report lists them: by these titles, not by their files' paths (report(labels=...))
+META_TITLES = {
+    "metadata": "Metadata cost",
+    "slopes": "Metadata growth with the number of columns",
+    "repetitions": "Every timed metadata decode",
+    "decode_time": "Metadata decode time vs number of columns",
+    "metadata_size": "Metadata size vs number of columns",
+}
 
 # What the wide files' wildcards may be: given to the rules that match them, never globally
 META_WILDCARDS = {
@@ -111,6 +119,7 @@ rule metadata_tabulate:
                 caption=f"../report/metadata_table_{t}.rst",
                 category="Tables",
                 subcategory="Metadata cost, CSV",
+                labels={"title": META_TITLES[t]},
             )
             for t in META_TABLES
         ]
@@ -120,6 +129,7 @@ rule metadata_tabulate:
                 caption="../report/metadata_table_metadata.rst",
                 category="Tables",
                 subcategory="Metadata cost",
+                labels={"title": META_TITLES["metadata"]},
             ),
             paths.meta_table(RESULTS, "metadata", "md"),
         ],
@@ -129,6 +139,7 @@ rule metadata_tabulate:
                 caption=f"../report/metadata_{plot}.rst",
                 category="Figures",
                 subcategory="Metadata cost",
+                labels={"title": META_TITLES[plot]},
             )
             for plot in META_PLOTS
         ]

@@ -2,6 +2,24 @@
 # named in analysis/report/table_names.py (CSV: all of them; DOCUMENTS: also Markdown + HTML).
 from analysis.report import table_names
 
+# How the report lists each table: by this title, not by its file's path (report(labels=...)),
+# the tables of every target (queries.smk and storage.smk use it too).
+TABLE_TITLES = {
+    table_names.SIZE: "Normalized size",
+    table_names.READS: "Read times",
+    table_names.RATIOS: "ROOT / Parquet ratios",
+    table_names.PAIRS: "Paired reads, each side",
+    table_names.FORMATS: "Formats side by side",
+    table_names.SAMPLES: "Samples one by one",
+    table_names.GROUPS: "Bytes per event by branch group",
+    table_names.REPETITIONS: "Every timed repetition",
+    table_names.ANSWER: "The answer, as text",
+    table_names.QUERIES: "Analysis queries",
+    table_names.STORAGE: "Storage profiles",
+}
+# The answer's place in the report (with the summary figure, figures.smk): the first category
+ANSWER_CATEGORY = ("Answer", "This run")
+
 
 # The config exactly as validated (defaults filled, --config overrides applied).
 rule resolved_config:
@@ -49,6 +67,7 @@ rule tabulate:
                 caption=f"../report/table_{t}.rst",
                 category="Tables",
                 subcategory="Read and size study, CSV",
+                labels={"title": TABLE_TITLES[t]},
             )
             for t in table_names.CSV
         ]
@@ -58,6 +77,7 @@ rule tabulate:
                 caption=f"../report/table_{t}.rst",
                 category="Tables",
                 subcategory="Read and size study",
+                labels={"title": TABLE_TITLES[t]},
             )
             for t in table_names.DOCUMENTS
         ]
@@ -100,7 +120,13 @@ rule answer:
             else []
         ),
     output:
-        md=paths.table(RESULTS, table_names.ANSWER, "md"),
+        md=report(
+            paths.table(RESULTS, table_names.ANSWER, "md"),
+            caption="../report/table_answer.rst",
+            category=ANSWER_CATEGORY[0],
+            subcategory=ANSWER_CATEGORY[1],
+            labels={"title": TABLE_TITLES[table_names.ANSWER]},
+        ),
         json=paths.table(RESULTS, table_names.ANSWER, "json"),
     log:
         paths.log(RESULTS, "answer"),

@@ -118,19 +118,19 @@ def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | No
                                        "ratio can be stated."))
         return
     sides = f.sides_of(pairs)
-    for rows in (f.headline_rows(speeds), f.event_loop_rows(speeds)):
-        answer.facts.claims += [f.speed_claim(x, sides, answer.n_columns)
-                                for x in rows.itertuples()]
+    stated = pd.concat([f.headline_rows(speeds), f.event_loop_rows(speeds)])
+    answer.facts.claims += [f.speed_claim(x, sides, answer.n_columns) for x in
+                            stated[~stated.index.duplicated()].itertuples()]
     cells = [[f"{x.pair} ({x.compares})", f"{int(x.cluster_size):,}", x.selection, x.read,
               x.quantity, w.number(x.speed), w.interval(x.speed_lo, x.speed_hi),
               f"{w.coverage(x.coverage)}, {f.over_words(x)}",
-              w.direction_word(x.speed, x.speed_lo, x.speed_hi)]
+              w.direction_word(x.speed, x.speed_lo, x.speed_hi, cover=x.coverage)]
              for x in speeds.itertuples()]
     answer.tables.append((
         "Every ROOT / Parquet speed ratio",
         "ROOT speed / Parquet speed (above 1: ROOT faster), from `ratios.csv` (`file_time` "
         "and time ratios inverted so that every row reads the same way); a direction only "
-        "where the interval excludes 1.",
+        f"where an interval of at least {w.CLAIM_COVERAGE:.0%} coverage excludes 1.",
         ["pairing (compares)", "cluster size", "selection", "read", "quantity",
          "ROOT / Parquet speed", "interval", "coverage, over", "verdict"], cells))
     answer.data["speed"] = _records(speeds, [

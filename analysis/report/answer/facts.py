@@ -174,7 +174,8 @@ def speed_claim(x, sides: dict[tuple, str], n_columns: int | None) -> Claim:
              f"{_selection_words(x.selection, n_columns)}, {_QUANTITY_WORDS[x.quantity]}")
     n = int(x.n_samples)
     short = (f"{_READ_WORDS.get(x.read, x.read)}: "
-             f"{w.verdict(x.speed, x.speed_lo, x.speed_hi)} ({w.coverage(x.coverage)}, over "
+             f"{w.verdict(x.speed, x.speed_lo, x.speed_hi, cover=x.coverage)} "
+             f"({w.coverage(x.coverage)}, over "
              f"{over_words(x)}; {n} sample{'s' if n > 1 else ''}; {x.cpu})")
     topic = "speed-loop" if x.compares == "event loop vs columnar" else "speed"
     return Claim(topic, f"{group}; {short}.", float(x.speed),

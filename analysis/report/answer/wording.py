@@ -13,6 +13,9 @@ import math
 
 #: From this ratio on, a difference is called an order of magnitude.
 ORDER_OF_MAGNITUDE = 10.0
+#: The least coverage an interval needs for a direction to be stated: a 75% interval (three
+#: rounds) that excludes 1 says less than "faster" does to a reader.
+CLAIM_COVERAGE = 0.95
 
 
 def number(x: float | None, digits: int = 3) -> str:
@@ -40,13 +43,15 @@ def coverage(c: float) -> str:
 
 
 def verdict(ratio: float, lo: float, hi: float, first: str = "ROOT",
-            second: str = "Parquet") -> str:
-    """Which side is faster, from a speed ratio (above 1: ``first`` is faster) and its interval,
-    with the number and interval after it. Without an interval nothing is claimed but the
-    number."""
+            second: str = "Parquet", cover: float = 1.0) -> str:
+    """Which side is faster, from a speed ratio (above 1: ``first`` is faster) and its interval
+    of coverage ``cover``, with the number and interval after it. Without an interval, or with
+    one below :data:`CLAIM_COVERAGE`, nothing is claimed but the number."""
     if any(math.isnan(v) for v in (ratio, lo, hi)):
         return f"{number(ratio)}× (no interval: no claim)"
     span = f"{number(ratio)}× {interval(lo, hi)}"
+    if math.isnan(cover) or cover < CLAIM_COVERAGE:
+        return f"no claim at {coverage(cover)} coverage: {span}"
     if lo > 1:
         size = ", an order of magnitude" if ratio >= ORDER_OF_MAGNITUDE else ""
         return f"{first} faster{size}: {span}"
@@ -57,14 +62,16 @@ def verdict(ratio: float, lo: float, hi: float, first: str = "ROOT",
 
 
 def direction_word(ratio: float, lo: float, hi: float, first: str = "ROOT",
-                   second: str = "Parquet") -> str:
+                   second: str = "Parquet", cover: float = 1.0) -> str:
     """The verdict alone, for a table cell."""
-    return verdict(ratio, lo, hi, first, second).split(":")[0]
+    return verdict(ratio, lo, hi, first, second, cover).split(":")[0]
 
 
-def is_claim(lo: float, hi: float) -> bool:
-    """True where the interval excludes 1: the only place a direction may be stated."""
-    return not (math.isnan(lo) or math.isnan(hi)) and (lo > 1 or hi < 1)
+def is_claim(lo: float, hi: float, cover: float = 1.0) -> bool:
+    """True where an interval of enough coverage excludes 1: the only place a direction may be
+    stated."""
+    return not (math.isnan(lo) or math.isnan(hi)) and cover >= CLAIM_COVERAGE \
+        and (lo > 1 or hi < 1)
 
 
 def events(n: int | float) -> str:
