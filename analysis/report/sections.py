@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
+from analysis.report import direction
 from analysis.report.documents import Section
 from analysis.report.grid import widest_read_cluster_size
 
@@ -261,6 +262,13 @@ def _lead_section(ratios: pd.DataFrame) -> list[Section]:
     if tp.empty or ft.empty:
         return []
     n = int(ft.file_events.dropna().iloc[0]) if ft.file_events.notna().any() else None
+    # a time ratio shown as a speed ratio, as every ratio a user reads (analysis.report.direction)
+    turned = [direction.speed("file_time", *v) for v in zip(ft.ratio_mean, ft.ratio_lo,
+                                                             ft.ratio_hi, strict=True)]
+    if turned:
+        ft = ft.assign(**dict(zip(("ratio_mean", "ratio_lo", "ratio_hi"), zip(*turned,
+                                                                              strict=True),
+                                  strict=True)))
     m = tp.merge(ft, on=keys, suffixes=("", "_file")).sort_values(keys, kind="stable")
     table = pd.DataFrame({"pair": m.pair, "selection": m.selection, "read": m.read,
                           "cluster size": m.cluster_size})
@@ -270,16 +278,16 @@ def _lead_section(ratios: pd.DataFrame) -> list[Section]:
     for col in ("mode", "threads"):
         if m[col].nunique() > 1:
             table[col] = m[col]
-    file_time = f"whole-file time at {n:,} events" if n else "whole-file time"
-    table["throughput ROOT / Parquet [interval]"] = _ratio_cells(m)
-    table[f"{file_time}, ROOT / Parquet [interval]"] = _ratio_cells(m, "_file")
+    file_time = f"whole file of {n:,} events" if n else "whole file"
+    table["steady throughput, ROOT / Parquet speed [interval]"] = _ratio_cells(m)
+    table[f"{file_time}, ROOT / Parquet speed [interval]"] = _ratio_cells(m, "_file")
     table["pairs"] = m.n_pairs
     table["discarded (load)"] = m.discarded
     table["interval"] = m.interval_method
     table["throughput from"] = [_method(a, b) for a, b in zip(
         m.throughput_method_ttree, m.throughput_method_parquet, strict=True)]
-    return [("ROOT / Parquet: steady throughput (> 1: ROOT reads faster once reading) and "
-             f"{file_time} (open + set-up + events at the steady rate; < 1: ROOT faster); "
+    return [(f"{direction.SPEED_AXIS}: steady throughput (once reading) and the {file_time} "
+             "(open + set-up + events at the steady rate; the table's time ratio inverted); "
              f"{READS_MEANING}; {INTERVALS_MEANING}; empty: a side's throughput could not be "
              "separated from its set-up (one chunk)", table.reset_index(drop=True))]
 
@@ -433,7 +441,7 @@ def storage_sections(means: pd.DataFrame, ratios: pd.DataFrame,
         table = r.pivot(index=["selection", "root", "parquet"], columns="profile",
                         values="ratio")[list(dict.fromkeys(r.profile))].reset_index()
         table.columns.name = None
-        out.append(("ROOT time / Parquet time per profile (above 1: Parquet faster)", table))
+        out.append((f"{direction.SPEED_AXIS} per profile (Parquet time / ROOT time)", table))
     if not skipped.empty:
         out.append(("Skipped: never measured", skipped[
             ["sample", "format", "variant", "profile", "reader", "selection", "reason"]]

@@ -91,9 +91,10 @@ def storage_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def storage_ratios(t: pd.DataFrame) -> pd.DataFrame:
-    """ROOT time / Parquet time per profile and selection: each ROOT file × reader against
-    each Parquet file × reader of the same sample (per sample, then mean ± std); above 1,
-    Parquet is faster there."""
+    """ROOT speed / Parquet speed (Parquet time / ROOT time) per profile and selection: each
+    ROOT file × reader against each Parquet file × reader of the same sample (per sample, then
+    mean ± std); above 1, ROOT is faster there, as in every ratio a user reads
+    (:mod:`analysis.report.direction`)."""
     m = t[t["status"] == "measured"]
     root = m[m["adapter"].isin([n for n in formats.names() if formats.extension(n) == "root"])]
     parquet = m[m["adapter"] == "parquet"]
@@ -106,7 +107,7 @@ def storage_ratios(t: pd.DataFrame) -> pd.DataFrame:
         pairs["reader_root"]
     pairs["parquet"] = pairs["format_parquet"] + "/" + pairs["variant_parquet"] + " " + \
         pairs["reader_parquet"]
-    pairs["ratio"] = pairs["median_s_root"] / pairs["median_s_parquet"]
+    pairs["ratio"] = pairs["median_s_parquet"] / pairs["median_s_root"]
     out = pairs.groupby(["profile", "selection", "root", "parquet"], sort=False)["ratio"].agg(
         ["mean", "std", "count"]).reset_index().rename(columns={"count": "n_samples"})
     return out.fillna({"std": 0.0})
@@ -149,12 +150,27 @@ def tabulate_storage(plan: dict, storage_files: Iterable[str | Path], out_dir: s
               f"verified read); {int((t['status'] == 'skipped').sum())} profiles or reads "
               "skipped (reason in the table)")
     lines = provenance_lines(prov, counts)
-    ratios = storage_ratios(t)
     write_csv(with_labels(plan, t), out / f"{tn.STORAGE}.csv", lines)
+    _write_derived(t, out, lines, prov["cpus"])
+    write_json(provenance_path or out / "storage-provenance.json", prov)
+    return prov
+
+
+def _write_derived(t: pd.DataFrame, out: Path, lines: list[str], cpus: list[str]) -> None:
+    """What ``storage.csv`` determines: the ratios and the document."""
+    ratios = storage_ratios(t)
     write_csv(ratios, out / f"{tn.STORAGE_RATIOS}.csv", lines)
     write_doc("Reads on storage profiles: time, requests and bytes, the cost model beside "
               "the measurement", sections.storage_sections(storage_means(t), ratios,
                                                  t[t["status"] == "skipped"]),
-              out / f"{tn.STORAGE}.md", lines, prov["cpus"])
-    write_json(provenance_path or out / "storage-provenance.json", prov)
-    return prov
+              out / f"{tn.STORAGE}.md", lines, cpus)
+
+
+def rewrite_derived(tables: str | Path, cpus: list[str]) -> None:
+    """``storage-ratios.csv`` and ``storage.md`` again from ``storage.csv`` (the record of the
+    reads) and its provenance lines: how a committed reference follows a change in how its
+    ratios are stated (their direction) without re-measuring."""
+    out = Path(tables)
+    csv = out / f"{tn.STORAGE}.csv"
+    lines = [ln[2:] for ln in csv.read_text().splitlines() if ln.startswith("# ")]
+    _write_derived(pd.read_csv(csv, comment="#"), out, lines, cpus)

@@ -18,6 +18,7 @@ import pytest
 from analysis.errors import InputError
 from analysis.plan.config import validate
 from analysis.plan.record import record
+from analysis.report import direction
 from analysis.report.storage_tables import (
     load_storage,
     storage_means,
@@ -171,20 +172,20 @@ def test_each_read_is_counted_in_the_view_the_model_was_given(table: pd.DataFram
     assert (warm["counted_by"], warm["requests"]) == ("syscalls", 40)
 
 
-def test_ratios_are_root_over_parquet_per_profile(table: pd.DataFrame) -> None:
+def test_ratios_are_root_speed_over_parquet_speed_per_profile(table: pd.DataFrame) -> None:
     r = storage_ratios(table)
     rdf = r[r["root"] == "ttree/none rdf"].set_index("profile")
     assert set(rdf["parquet"]) == {"parquet/none pyarrow"}
-    # page cache: A 1.0/0.5 = 2, B 2.0/1.0 = 2; HDD: A 3.0/2.0 = 1.5, B 5.0/2.5 = 2
-    assert rdf.loc["page-cache", "mean"] == pytest.approx(2.0)
+    # Parquet time / ROOT time; page cache: A 0.5/1.0, B 1.0/2.0; HDD: A 2.0/3.0, B 2.5/5.0
+    assert rdf.loc["page-cache", "mean"] == pytest.approx(0.5)
     assert rdf.loc["page-cache", "std"] == pytest.approx(0.0)
-    assert rdf.loc["hdd", "mean"] == pytest.approx(1.75)
-    assert rdf.loc["hdd", "std"] == pytest.approx(math.sqrt(0.125))  # ddof=1 over samples
+    assert rdf.loc["hdd", "mean"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert rdf.loc["hdd", "std"] == pytest.approx(math.sqrt(2) * (2 / 3 - 0.5) / 2)  # ddof=1
     assert (rdf["n_samples"] == 2).all()
     # no Parquet read on the LAN (skipped) and no WAN at all: no ratio there
     assert set(r["profile"]) == {"page-cache", "hdd"}
     uproot = r[r["root"] == "ttree/none uproot"].set_index("profile")
-    assert uproot.loc["hdd", "mean"] == pytest.approx(4.5 / 2.0)
+    assert uproot.loc["hdd", "mean"] == pytest.approx(2.0 / 4.5)
     assert (uproot["n_samples"] == 1).all()  # uproot read sample A only
 
 
@@ -214,7 +215,7 @@ def test_tabulate_writes_the_storage_tables(tmp_path: Path) -> None:
     assert {"label", "adapter"} <= set(t.columns)
     r = pd.read_csv(out / "storage-ratios.csv", comment="#")
     hdd = r[(r["root"] == "ttree/none rdf") & (r["profile"] == "hdd")]
-    assert hdd["mean"].iloc[0] == pytest.approx(1.75)
+    assert hdd["mean"].iloc[0] == pytest.approx((2 / 3 + 0.5) / 2)
     md = (out / "storage.md").read_text()
     assert WAN_REASON in md and LAN_REASON in md
     assert "## Provenance" in md
@@ -257,11 +258,12 @@ def test_storage_figure_draws_from_the_storage_tables(tmp_path: Path) -> None:
     # the page cache), uproot hdd, pyarrow hdd, TTree rdf lan
     assert len(drawn) == 4
     assert (pytest.approx(2.0), pytest.approx(2.5)) in drawn
-    (ratio,) = [ax for ax in fig.axes if ax.get_ylabel() == "time, ROOT / Parquet"]
+    (ratio,) = [ax for ax in fig.axes if ax.get_ylabel() == direction.SPEED_AXIS]
     marks = {(round(x), round(y, 6)) for line in ratio.get_lines()
              if line.get_linestyle() == "None" for x, y in zip(*line.get_data(), strict=True)}
-    # RDataFrame / pyarrow: 2.0 on the page cache (x 0), 1.75 on the hdd (x 1); uproot: 4.5/2
-    assert {(0, 2.0), (1, 1.75), (1, 2.25)} <= marks
+    # ROOT speed / Parquet speed: RDataFrame / pyarrow 0.5 on the page cache (x 0), the mean
+    # of 2/3 and 1/2 on the hdd (x 1); uproot: 2/4.5
+    assert {(0, 0.5), (1, round((2 / 3 + 0.5) / 2, 6)), (1, round(2 / 4.5, 6))} <= marks
     assert any(WAN_REASON in n for n in notes)  # skipped: said, never drawn
     written = figures.make("storage", tables, tables / "storage-provenance.json", plan,
                            tmp_path / "figures")
