@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 #: Every figure of hepfmt is written in each of these formats.
 FILE_FORMATS = ("png", "pdf")
 
-#: Petroff's ten colours (the CMS recommendation), one per format in config order.
+#: Petroff's ten colours (the CMS recommendation), chosen to stay apart under every common
+#: colour-vision deficiency; past ten series, markers and line styles tell them apart
+#: (:func:`analysis.report.figures.order.series_styles`).
 PALETTE = ("#3f90da", "#ffa90e", "#bd1f01", "#94a4a2", "#832db6", "#a96b59", "#e76300",
            "#b9ac70", "#717581", "#92dadd")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
@@ -84,13 +86,19 @@ def figure_legend(fig: Figure, axes: np.ndarray, extra: dict[str, object] | None
 
 
 def provenance_footer(prov: dict, config_name: str | None = None) -> str:
-    """One line naming what made the numbers, so a figure copied out of the report is traceable."""
+    """One line naming what made the numbers, so a figure copied out of the report is traceable:
+    first the CPUs they were measured on (a timing means nothing without the machine; in the
+    footer, not the title, which says what the figure shows)."""
+    from analysis.report.documents import measured_on, provenance_cpus  # pandas: not at import
+
     v, m = prov.get("versions", {}), prov.get("machine", {})
     config = f"config {config_name} " if config_name else "config "
-    line = (f"hepfmt {prov.get('hepfmt_commit', '?')} · ROOT {v.get('ROOT', '?')} · "
-            f"pyarrow {v.get('pyarrow', '?')} · uproot {v.get('uproot', '?')} · "
-            f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores · {str(prov.get('date', '?'))[:10]}"
-            f" · {config}(hash {prov.get('config_hash', '?')})")
+    cpus = provenance_cpus(prov)
+    cores = f", {m.get('cores', '?')} cores" if len(cpus) == 1 else ""  # the one machine's
+    line = (f"{measured_on(cpus)}{cores} · "
+            f"{str(prov.get('date', '?'))[:10]} · hepfmt {prov.get('hepfmt_commit', '?')} · "
+            f"ROOT {v.get('ROOT', '?')} · pyarrow {v.get('pyarrow', '?')} · "
+            f"uproot {v.get('uproot', '?')} · {config}(hash {prov.get('config_hash', '?')})")
     if prov.get("mixed"):
         line += f" · WARNING: measurements mixed {', '.join(prov['mixed'])}"
     return line

@@ -22,7 +22,7 @@ from analysis.cli import main
 from analysis.plan import study as grid
 from analysis.plan.config import validate
 from analysis.plan.record import record as plan_of
-from analysis.report import figures, plan_record
+from analysis.report import direction, figures, plan_record
 from analysis.report.figures import axes, inputs, memory, ratios, tradeoff
 from analysis.report.style import provenance_footer
 from analysis.report.tables import tabulate
@@ -60,7 +60,7 @@ def _size(spec: grid.FileSpec, i_sample: int) -> float:
 
 def _size_record(spec: grid.FileSpec, n_events: int, i_sample: int) -> dict:
     norm = _size(spec, i_sample)
-    file_bytes = norm * NAIVE_PER_EVENT * n_events
+    file_bytes = round(norm * NAIVE_PER_EVENT * n_events)  # a file holds whole bytes
     data = 0.95 * file_bytes
     groups = {} if spec.adapter == "vortex" else {g: s * data for g, s in GROUP_SHARES.items()}
     return {"sample": spec.sample, "process": "p", "format": spec.format,
@@ -266,16 +266,48 @@ def test_pareto_front_on_a_hand_example() -> None:
                                                    True, False]
 
 
-def test_tradeoff_uses_each_formats_default_reader(study: Path) -> None:
+def test_tradeoff_draws_every_reader_and_marks_the_fastest(study: Path) -> None:
     plan = plan_record.load(study / "plan.json")
     ft = inputs.read_table(study / "tables" / "formats.csv", inputs.TABLES["formats"])
     col, sel, mode = tradeoff.time_column(ft, plan)
     assert (col, sel, mode) == ("all_warm_s", "all", "warm")
-    rows = tradeoff.default_reader_rows(ft, col, plan).set_index(["format", "variant"])
-    assert rows.loc[("ttree", "zstd-5"), "reader"] == "rdf"
-    assert rows.loc[("parquet", "none"), "reader"] == "pyarrow"
-    assert rows.loc[("vortex", "default"), "reader"] == "vortex"
-    assert len(rows) == 6  # the measured format x variant pairs
+    rows = tradeoff.reader_rows(ft, col, plan)
+    assert set(rows[rows.format == "ttree"].reader) == {"rdf", "uproot"}  # every reader
+    assert len(rows.drop_duplicates(["format", "variant"])) == 6  # the measured pairs
+    for _, g in rows.groupby(["format", "variant"]):
+        assert g.fastest.sum() == 1
+        assert g.loc[g.fastest, col].iloc[0] == g[col].min()
+
+
+def _small_plan() -> dict:
+    return {"formats": [{"name": "ttree", "label": "TTree", "readers": ["rdf", "columnar"],
+                         "variants": ["zstd-5"]},
+                        {"name": "parquet", "label": "Parquet", "readers": ["pyarrow"],
+                         "variants": ["zstd-3"]}],
+            "pairs": [], "selections": [{"name": "all", "branches": "*"}], "threads": [1],
+            "config": {}}
+
+
+def test_pareto_front_is_over_all_readers_not_the_first_listed() -> None:
+    """TTree's first-listed reader (rdf) is slow, its columnar reader the fastest of all: the
+    front is the columnar point alone (it is smaller and faster than Parquet), and TTree is
+    drawn by it; the first-listed reader alone would put TTree and Parquet both on it."""
+    ft = pd.DataFrame({"format": ["ttree", "ttree", "parquet"],
+                       "label": ["TTree", "TTree", "Parquet"],
+                       "variant": ["zstd-5", "zstd-5", "zstd-3"],
+                       "reader": ["rdf", "columnar", "pyarrow"], "threads": [1, 1, 1],
+                       "cluster_size": [4000] * 3, "normalized_size_mean": [0.3, 0.3, 0.4],
+                       "normalized_size_std": [np.nan] * 3, "all_warm_s": [1.5, 0.1, 0.12]})
+    fig, notes = tradeoff.draw(inputs.Inputs({"formats": ft}, PROV, _small_plan()))
+    ax = fig.axes[0]
+    (front,) = [ln for ln in ax.lines if ln.get_label().startswith("Pareto front")]
+    assert front.get_xydata().tolist() == [[0.1, 0.3]]
+    marked = {ln.get_label(): ln for ln in ax.lines if ln.get_marker() not in (None, "None")}
+    assert marked["TTree zstd-5 [columnar]"].get_markeredgecolor() == "black"  # on the front
+    assert marked["_TTree zstd-5 [rdf]"].get_markersize() < \
+        marked["TTree zstd-5 [columnar]"].get_markersize()  # drawn, not as the format
+    assert "TTree zstd-5 [rdf]" not in _legend_labels(fig)
+    assert any("fastest reader" in n for n in notes)
 
 
 def test_unverified_cold_reads_are_flagged(study: Path) -> None:
@@ -316,7 +348,7 @@ def test_missing_pieces_still_give_every_figure(tmp_path: Path) -> None:
     assert inputs.read_table(s / "tables" / "reads.csv", inputs.TABLES["reads"]).empty
     written = draw_all(s, tmp_path / "out")
     assert all(p.stat().st_size > 0 for paths in written.values() for p in paths)
-    for name in ("tradeoff", "ratios", "memory"):
+    for name in ("tradeoff", "ratios", "memory", "answer"):
         inp = inputs.load_inputs(name, s / "tables", s / "provenance.json", s / "plan.json")
         fig, _ = figures.FAMILIES[name].draw(inp)
         text = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
@@ -335,8 +367,9 @@ def test_ratios_show_throughput_and_whole_file_time_with_intervals(study: Path) 
     inp = inputs.load_inputs("ratios", study / "tables", study / "provenance.json",
                              study / "plan.json")
     fig, notes = ratios.draw(inp)
-    assert _ylabels(fig) == {"steady throughput, ROOT / Parquet",
-                             "whole-file time at 1,000,000 events, ROOT / Parquet"}
+    assert _ylabels(fig) == {direction.SPEED_AXIS}  # one direction, stated on the axis
+    titles = " ".join(ax.get_title() for ax in fig.axes)
+    assert "steady throughput" in titles and "whole file of 1,000,000 events" in titles
     assert "error bars: 95% intervals; from samples (t, n=2)" in notes
     # cluster size 1000 is one chunk of these 1000-event files: no throughput, and it is said
     assert "throughput not from the read's own chunks: not separable: one chunk" in notes
@@ -358,7 +391,8 @@ def test_records_from_before_the_parts_still_give_every_figure(tmp_path: Path) -
     old.drop(columns=["read", "ratio_lo", "ratio_hi", "coverage"]).to_csv(path, index=False)
     inp = inputs.load_inputs("ratios", s / "tables", s / "provenance.json", s / "plan.json")
     fig, notes = ratios.draw(inp)
-    assert _ylabels(fig) == {"ROOT rate / Parquet rate"}  # no throughput: the 2018 figure
+    assert _ylabels(fig) == {direction.SPEED_AXIS}  # no throughput: the 2018 figure
+    assert all(ax.get_title().startswith("read rate") for ax in fig.axes if ax.get_title())
     assert any("from before throughput" in n for n in notes)
     inp = inputs.load_inputs("tradeoff", s / "tables", s / "provenance.json", s / "plan.json")
     fig, _ = tradeoff.draw(inp)
@@ -380,7 +414,8 @@ def test_real_and_synthetic_samples_are_drawn_apart(tmp_path: Path) -> None:
 def test_provenance_footer_names_versions_and_config(study: Path) -> None:
     prov = json.loads((study / "provenance.json").read_text())
     line = provenance_footer(prov, "default.yaml")
-    assert "ROOT 6.40.00" in line and "pyarrow 26.0.1" in line and "test cpu" in line
+    assert "ROOT 6.40.00" in line and "pyarrow 26.0.1" in line
+    assert line.startswith("measured on test cpu, 2 cores")  # the CPU: here, not in a title
     assert "config default.yaml" in line and prov["config_hash"] in line
 
 

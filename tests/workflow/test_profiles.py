@@ -88,8 +88,8 @@ def test_htcondor_plans_every_job_with_the_estimated_resources(study) -> None:
     assert groups.count("measure") == math.ceil(len(grid.measured(config)) / 4)
     # the resolved config, the tables and the figures are made by Snakemake itself
     assert {j["rule"] for j in jobs} - {j["rule"] for j in batch_jobs} == {
-        "resolved_config", "plan_record", "tabulate", "all",
-        *(f"figure_{f}" for f in ("size", "ratios", "tradeoff", "groups", "memory"))}
+        "resolved_config", "plan_record", "tabulate", "answer", "all",
+        *(f"figure_{f}" for f in ("size", "ratios", "tradeoff", "groups", "memory", "answer"))}
 
 
 def _timing_rules() -> set[str]:

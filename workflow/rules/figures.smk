@@ -6,6 +6,7 @@
 from analysis.report import figures, style
 
 FIGURE_SUBCATEGORIES = {
+    "answer": "The answer",
     "size": "Size",
     "groups": "Size",
     "ratios": "Read speed",
@@ -14,6 +15,30 @@ FIGURE_SUBCATEGORIES = {
     "queries": "Analysis queries",
     "query_ratios": "Analysis queries",
     "storage": "Storage profiles",
+}
+# How the report lists each figure: by this title, not by its file's path (report(labels=...));
+# a family without one stops the workflow at parse time, as an untitled figure would be listed
+# by path
+FIGURE_TITLES = {
+    "answer": "Summary: size, read time and ROOT / Parquet speed",
+    "size": "Normalized size vs cluster size",
+    "groups": "Where the bytes go, per branch group",
+    "ratios": "ROOT / Parquet speed vs cluster size",
+    "tradeoff": "Size vs read time, every reader",
+    "memory": "Peak memory per reader",
+    "queries": "Analysis queries: events/s per task",
+    "query_ratios": "Analysis queries: ROOT / Parquet per task",
+    "storage": "Reads on storage profiles",
+}
+# The report's (category, subcategory) of each family: the summary figure with the answer
+# (tabulate.smk's ANSWER_CATEGORY, the report's first), every other under Figures
+FIGURE_PLACES = {
+    name: (
+        ANSWER_CATEGORY
+        if name == "answer"
+        else ("Figures", FIGURE_SUBCATEGORIES.get(name, "Other"))
+    )
+    for name in figures.FAMILIES
 }
 # each target's provenance record, which its figures' footers cite
 FIGURE_PROVENANCE = {
@@ -43,8 +68,9 @@ for _family, _figure in figures.FAMILIES.items():
             png=report(
                 paths.figure(RESULTS, _family, _figure.stem, "png"),
                 caption=f"../report/{_family}.rst",
-                category="Figures",
-                subcategory=FIGURE_SUBCATEGORIES.get(_family, "Other"),
+                category=FIGURE_PLACES[_family][0],
+                subcategory=FIGURE_PLACES[_family][1],
+                labels={"title": FIGURE_TITLES[_family]},
             ),
             pdf=paths.figure(RESULTS, _family, _figure.stem, "pdf"),
         log:

@@ -6,13 +6,17 @@ measurements: a figure can then only show what a table already says, and carries
 provenance (a footer from ``provenance.json``). Orders, labels and selections come from the plan
 record, never from re-planning the config.
 
-Families (:data:`FAMILIES`), one module each: ``size`` (normalised size vs cluster size per codec
-family), ``ratios`` (ROOT / Parquet ratios vs cluster size, from paired measurements),
-``tradeoff`` (size vs read time with the Pareto front), ``groups`` (compressed bytes per event
-by branch group) and ``memory`` (peak memory per reader); by their own targets ``queries``
-(events/s per analysis task), ``query_ratios`` (per task, the fastest on ROOT files over the
-fastest on Parquet) and ``storage`` (reads per storage profile, the cost model beside
-them). Every figure's title names the CPUs its numbers were measured on.
+Families (:data:`FAMILIES`), one module each: ``answer`` (the run's answer in one figure: every
+format at its fastest reader, size against time per event, beside the ROOT / Parquet ratios),
+``size`` (normalised size vs cluster size per codec family), ``ratios`` (ROOT / Parquet ratios
+vs cluster size, from paired measurements), ``tradeoff`` (size vs read time of every reader with
+the Pareto front), ``groups`` (compressed bytes per event by branch group) and ``memory``
+(peak memory per reader); by their own targets ``queries`` (events/s per analysis task),
+``query_ratios`` (per task, the fastest on ROOT files over the fastest on Parquet) and
+``storage`` (reads per storage profile, the cost model beside them). Titles are short and say
+what a figure shows; the footer names the CPUs its numbers were measured on and what made
+them. Every speed ratio reads one way, above 1 = ROOT faster (:mod:`analysis.report.direction`),
+stated on its axis.
 
 This module is the registry, and imports neither matplotlib nor pandas: the Snakefile reads it
 at parse time for the families' names and files; drawing modules load on first use.
@@ -29,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from analysis.errors import ConfigError
 from analysis.report import table_names as tn
-from analysis.report.style import provenance_footer, render, titled
+from analysis.report.style import provenance_footer, render
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,16 +53,13 @@ class Family:
     module: str = ""
 
     def draw(self, inputs: Inputs) -> tuple[Figure, list[str]]:
-        """The family's figure, its title naming the CPUs its numbers were measured on (a
-        timing means nothing without the machine), and the notes for its footer."""
-        from analysis.report.documents import measured_on, provenance_cpus  # pandas: not at
-        # parse time
-
-        fig, notes = importlib.import_module(f"{__name__}.{self.module or self.name}").draw(inputs)
-        return titled(fig, measured_on(provenance_cpus(inputs.provenance))), notes
+        """The family's figure and the notes for its footer (which also names the CPUs:
+        :func:`footer`)."""
+        return importlib.import_module(f"{__name__}.{self.module or self.name}").draw(inputs)
 
 
 FAMILIES = {f.name: f for f in (
+    Family("answer", "answer", (tn.READS, tn.SIZE, tn.RATIOS)),
     Family("size", "normalized_size", (tn.SIZE,)),
     Family("ratios", "rate_ratio", (tn.RATIOS, tn.READS)),
     Family("tradeoff", "size_vs_read_time", (tn.FORMATS,)),
@@ -77,12 +78,15 @@ def family(name: str) -> Family:
     return FAMILIES[name]
 
 
+def footer(inputs: Inputs) -> str:
+    """The provenance line under every family's figure: the CPUs, versions, date, config."""
+    return provenance_footer(inputs.provenance, inputs.config_name)
+
+
 def draw(name: str, inputs: Inputs, out_dir: str | Path) -> list[Path]:
     """One family's figure, PNG and PDF, into ``out_dir``, with its provenance footer."""
     fam = family(name)
-    return render(lambda: fam.draw(inputs),
-                  provenance_footer(inputs.provenance, inputs.config_name),
-                  Path(out_dir) / fam.stem)
+    return render(lambda: fam.draw(inputs), footer(inputs), Path(out_dir) / fam.stem)
 
 
 def make(name: str, tables_dir: str | Path, provenance: str | Path, plan: str | Path,

@@ -89,10 +89,59 @@ def unit_line(ax, text: str) -> None:
     ax.text(0.01, 1.0, text, transform=ax.get_yaxis_transform(), fontsize=7, va="bottom")
 
 
-def size_limits(ax, mean: pd.Series, std: pd.Series) -> None:
+def size_range(mean: pd.Series, std: pd.Series) -> tuple[float, float]:
     """The data's range, always with the 1.0 line in it (the reference every size is read
     against), not from zero: differences between formats of one codec are a few percent."""
     std = std.fillna(0)
     lo, hi = min(1.0, (mean - std).min()), max(1.0, (mean + std).max())
     pad = 0.08 * (hi - lo)
-    ax.set_ylim(max(0.0, lo - pad), hi + pad)
+    return max(0.0, lo - pad), hi + pad
+
+
+def size_limits(ax, mean: pd.Series, std: pd.Series) -> None:
+    ax.set_ylim(*size_range(mean, std))
+
+
+#: Where a point's name may go, in points from the point: (dx, dy, horizontal alignment),
+#: tried in order; the first whose box overlaps no name and no point already placed wins.
+LABEL_SPOTS = ((6, 3, "left"), (6, -10, "left"), (-6, 3, "right"), (-6, -10, "right"),
+               (0, 7, "center"), (0, -14, "center"), (6, 12, "left"), (6, -19, "left"))
+
+
+def place_labels(ax, labels: list[tuple[float, float, str, dict]]) -> None:
+    """Name points without the names running into each other or into the points: each label
+    (x, y, text, text properties) at the first of :data:`LABEL_SPOTS` that is free, else at the
+    least crowded one. Call once the axis limits are final (it measures in display space, and
+    text widths are estimated from the font size, so it need not render)."""
+    to_px = ax.figure.dpi / 72
+    xy = ax.transData.transform([(x, y) for x, y, _, _ in labels]) if labels else []
+    taken = [(px - 5 * to_px, py - 5 * to_px, px + 5 * to_px, py + 5 * to_px)
+             for px, py in xy]  # the markers
+
+    def overlap(a: tuple, b: tuple) -> float:
+        w = min(a[2], b[2]) - max(a[0], b[0])
+        h = min(a[3], b[3]) - max(a[1], b[1])
+        return w * h if w > 0 and h > 0 else 0.0
+
+    inside = tuple(ax.bbox.extents)
+
+    def outside(box: tuple) -> float:  # a name cut by the frame is worse than one crowded
+        return 10 * ((box[2] - box[0]) * (box[3] - box[1]) - overlap(box, inside))
+
+    for (px, py), (x, y, text, props) in zip(xy, labels, strict=True):
+        size = float(props.get("fontsize", 7))
+        width, height = 0.55 * size * len(text) * to_px, 1.2 * size * to_px
+        best, best_cost = None, None
+        for dx, dy, ha in LABEL_SPOTS:
+            left = px + dx * to_px - {"left": 0, "right": width, "center": width / 2}[ha]
+            box = (left, py + dy * to_px, left + width, py + dy * to_px + height)
+            cost = outside(box) + sum(overlap(box, t) for t in taken
+                                      if t[:2] != (px - 5 * to_px, py - 5 * to_px))
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (dx, dy, ha, box), cost
+            if cost == 0:
+                break
+        dx, dy, ha, box = best
+        taken.append(box)
+        ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha,
+                    va="bottom", **props)

@@ -25,7 +25,7 @@ from analysis.report.figures.order import (
     threads_label,
 )
 from analysis.report.grid import widest_read_cluster_size
-from analysis.report.style import LINESTYLES, figure, message
+from analysis.report.style import LINESTYLES, figure, message, titled
 
 METRICS = {"rss_over_baseline_mb": "the reads' peak RSS over their starting RSS (MB)",
            "peak_rss_mb": "peak RSS of the reading process (MB)"}
@@ -104,6 +104,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
                              label=UNVERIFIED))
     fig.legend(handles=handles, loc="outside right upper")
     cluster = widest_read_cluster_size(reads)
+    titled(fig, f"Peak memory per reader, cluster size {cluster:,}")
     notes = [f"cluster size {cluster:,}; per format × reader the largest value over the "
              "measured variants and samples; cold and warm reads share one process per "
              "selection, so one peak"]

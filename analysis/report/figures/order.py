@@ -6,12 +6,14 @@ pairings in the order it lists them), whatever order the tables happen to be in.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 import pandas as pd
 
+from analysis.codec import Variant
 from analysis.report import plan_record
-from analysis.report.style import LINESTYLES, PALETTE
+from analysis.report.style import LINESTYLES, MARKERS, PALETTE
 
 #: Sample kinds in the order the tables list them (``frames.KINDS``).
 KINDS = ("real", "synthetic")
@@ -36,9 +38,50 @@ def ordered(values: Iterable, order: Iterable) -> list:
                   key=lambda v: (rank.get(v, len(rank)), v))
 
 
+def _codec_families(plan: dict, fmt: str, variants: Iterable[str] = ()) -> set[str]:
+    return {Variant.of(v).family for v in (*plan_record.variants(plan, fmt), *variants)}
+
+
 def format_colors(plan: dict, formats: Iterable[str]) -> dict[str, str]:
-    names = ordered(formats, plan_record.format_names(plan))
-    return {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(names)}
+    """One colour per format, the same in every figure of a run (it is chosen over all the
+    plan's formats, not those one figure draws). Two formats that share a codec family (a panel
+    of the size figure) never share a colour while the palette lasts; past it, a format takes
+    the colour used least among those its codec families allow, and :func:`series_styles` gives
+    its series a marker of their own."""
+    formats = [str(f) for f in formats if not pd.isna(f)]
+    names = ordered([*plan_record.format_names(plan), *formats], plan_record.format_names(plan))
+    fams = {f: _codec_families(plan, f) for f in names}
+    colors: dict[str, str] = {}
+    use: Counter[str] = Counter()
+    for f in names:
+        taken = {colors[g] for g in colors if fams[f] & fams[g]}
+        free = [c for c in PALETTE if c not in taken] or list(PALETTE)
+        colors[f] = min(free, key=lambda c: (use[c], PALETTE.index(c)))
+        use[colors[f]] += 1
+    return colors
+
+
+def series_styles(plan: dict, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str],
+                                                                       tuple[str, str]]:
+    """(colour, marker) per format × variant, no two alike: the format's colour
+    (:func:`format_colors`), the marker of the variant's rank in its format (a format's
+    variants apart), or the next free one where another format of the same colour has it."""
+    keys = list(dict.fromkeys((str(f), str(v)) for f, v in keys))
+    every = [(f, v) for f in plan_record.format_names(plan) for v in plan_record.variants(plan, f)]
+    every += [k for k in keys if k not in every]
+    colors = format_colors(plan, [f for f, _ in every])
+    used: set[tuple[str, str]] = set()
+    out = {}
+    for f, v in every:
+        variants = list(dict.fromkeys([*plan_record.variants(plan, f),
+                                       *(w for g, w in every if g == f)]))
+        rank = variants.index(v)
+        marker = next((MARKERS[(rank + i) % len(MARKERS)] for i in range(len(MARKERS))
+                       if (colors[f], MARKERS[(rank + i) % len(MARKERS)]) not in used),
+                      MARKERS[rank % len(MARKERS)])
+        used.add((colors[f], marker))
+        out[(f, v)] = (colors[f], marker)
+    return {k: out[k] for k in keys}
 
 
 def names(df: pd.DataFrame) -> pd.Series:

@@ -17,7 +17,7 @@ from analysis.report import table_names as tn
 from analysis.report.figures.axes import MODE_COLORS, MODES, UNVERIFIED, grid_axes, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered
-from analysis.report.style import message
+from analysis.report.style import message, titled
 
 
 def _rows(t: pd.DataFrame, plan: dict) -> pd.DataFrame:
@@ -70,6 +70,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
                              label=UNVERIFIED))
     fig.legend(handles=handles, loc="outside right upper")
+    titled(fig, "Events/s per analysis task, per format · engine (higher is faster)")
     samples = int(t.n_samples.max()) if "n_samples" in t else 1
     notes = [f"per sample the median of the timed repetitions as events/s, mean ± std over "
              f"{samples} sample(s); every run's histograms equal the reference's; each task "

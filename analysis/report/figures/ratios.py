@@ -1,9 +1,14 @@
 """``ratios``: ROOT / Parquet vs cluster size, per configured pairing, one row of panels per
-selection: the steady throughput ratio and the whole-file time ratio at ``compare.file_events``
+selection: the steady throughput ratio and the whole-file ratio at ``compare.file_events``
 events (one column per cache mode), from paired measurements. Two numbers because a user asks
 two questions: how fast does it read once reading (throughput), and what does a typical file
 cost me, set-up included (whole-file time). Tables from before those quantities draw the 2018
 study's read-rate ratio instead.
+
+Every panel reads one way, ROOT speed / Parquet speed, above 1 = ROOT faster
+(:mod:`analysis.report.direction`): the whole-file time ratio is inverted with its interval, so
+that no reader has to flip a convention from one panel to the next, and all panels share the
+axis.
 
 Lines are the repeated reads' ratios with their intervals; a × marks the first read in a fresh
 process, which a batch job that reads each file once pays. An interval is called 95% only where
@@ -22,7 +27,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from analysis.report import plan_record
+from analysis.report import direction, plan_record
 from analysis.report.figures.axes import (
     MODES,
     cluster_axis,
@@ -48,22 +53,41 @@ FIRST_MARK = "×: first read in a fresh process (median over rounds, no bar)"
 @dataclass(frozen=True)
 class Quantity:
     name: str  # the ``quantity`` of ratios.csv
-    ylabel: str
-    reading: str  # what the line at 1 separates
+    title: str  # what its panels show (the axis says the direction: direction.SPEED_AXIS)
 
 
 def quantities(plan: dict) -> tuple[Quantity, ...]:
     """The two ratios drawn, the whole-file one at the plan's file length (a ratio of
     whole-file times means nothing without it)."""
     n = plan_record.file_events(plan)
-    return (Quantity("throughput", "steady throughput, ROOT / Parquet",
-                     "1 = equal; > 1: ROOT faster"),
-            Quantity("file_time", f"whole-file time at {n:,} events, ROOT / Parquet",
-                     "1 = equal; < 1: ROOT faster"))
+    return (Quantity("throughput", "steady throughput"),
+            Quantity("file_time", f"whole file of {n:,} events"))
 
 
 #: What tables from before throughput and whole-file time are drawn with.
-RATE = Quantity("rate", "ROOT rate / Parquet rate", "1 = equal rates; > 1: ROOT faster")
+RATE = Quantity("rate", "read rate")
+#: The line at 1.
+EQUAL = "1 = equal speed"
+
+
+def oriented(r: pd.DataFrame) -> pd.DataFrame:
+    """``r`` with ``ratio_mean``, ``ratio_lo`` and ``ratio_hi`` as ROOT speed / Parquet speed
+    (:func:`analysis.report.direction.speed`: a time ratio inverted, its bounds swapped), and
+    ``ratio_std`` scaled alike where a time ratio is inverted (to first order, std / ratio²:
+    tables from before intervals)."""
+    r = r.copy()
+    for c in ("ratio_lo", "ratio_hi"):
+        if c not in r:
+            r[c] = np.nan
+    turned = [direction.speed(q, v, lo, hi) for q, v, lo, hi in
+              zip(r.quantity, r.ratio_mean, r.ratio_lo, r.ratio_hi, strict=True)]
+    inverted = ~r.quantity.isin(["throughput", "rate"]).to_numpy()
+    std = r.ratio_std.to_numpy(float)
+    mean = r.ratio_mean.to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r["ratio_std"] = np.where(inverted, std / mean ** 2, std)
+    r[["ratio_mean", "ratio_lo", "ratio_hi"]] = turned if turned else np.empty((0, 3))
+    return r
 
 
 def ratio_unverified(ratios: pd.DataFrame) -> np.ndarray:
@@ -195,7 +219,7 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     if not drawn:
         return message(title, "No read ratios: no reads were measured on both sides of any "
                               "configured ROOT / Parquet pairing."), []
-    r = r[r.quantity.isin([q.name for q in drawn])]
+    r = oriented(r[r.quantity.isin([q.name for q in drawn])])
     r, first = (d.assign(hollow=ratio_unverified(d)) for d in by_read(r))
     if r.ratio_mean.isna().all():
         return message(title, "No read ratios: no reads were measured on both sides of any "
@@ -207,7 +231,8 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     # no panel; the footnote counts the ratios not drawn
     modes = ordered(r.loc[r.ratio_mean.notna(), "mode"], MODES) or ordered(r["mode"], MODES)
     columns = [(q, mode) for q in drawn for mode in modes]
-    fig, axes = figure(len(sels), len(columns), 5.2, 4.0)
+    fig, axes = figure(len(sels), len(columns), 5.2, 4.0, sharey=True)
+    lo, hi = _limits(pd.concat([r, first])[lambda x: x.ratio_mean.notna()])
     for i, sel in enumerate(sels):
         for j, (q, mode) in enumerate(columns):
             ax = axes[i, j]
@@ -215,12 +240,14 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
             here = (mine.selection == sel) & (mine["mode"] == mode)
             _panel(ax, mine[here], marks[(marks.selection == sel) & (marks["mode"] == mode)],
                    series, pairs)
-            unit_line(ax, q.reading)
-            cluster_axis(ax, r.cluster_size)
-            plain_log(ax, "y", *_limits(pd.concat([mine, marks])[
-                lambda x: x.ratio_mean.notna()]))
-            ax.set_title(f"{selection_title(inp.plan, sel)}, {mode} cache", fontsize="medium")
-            ax.set_ylabel(q.ylabel)
+            unit_line(ax, EQUAL)
+            cluster_axis(ax, pd.concat([mine, marks]).loc[lambda x: x.ratio_mean.notna()]
+                         .cluster_size.pipe(lambda c: c if not c.empty else r.cluster_size))
+            plain_log(ax, "y", lo, hi)
+            ax.set_title(f"{q.title}\n{selection_title(inp.plan, sel)}, {mode} cache",
+                         fontsize="medium")
+            if j == 0:
+                ax.set_ylabel(direction.SPEED_AXIS)
     marked = first.ratio_mean.notna().any()
     legend(fig, axes, r.hollow.any(),
            {FIRST_MARK: Line2D([], [], linestyle="none", marker="x", color="black",

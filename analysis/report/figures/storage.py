@@ -7,8 +7,10 @@ On this VM a "cold" read from the disk is as fast as a warm one (the host caches
 where a format's requests and bytes start to cost is only seen on storage that charges for
 them: an emulated disk (cold, verified) or a server behind a network's round trip. The model
 panel is how a user reads off storage they do not have: where the points sit on the diagonal,
-the counted requests and bytes explain the time. Points are the per-sample medians averaged over
-samples (:func:`analysis.report.storage_tables.storage_means`, as ``storage.md`` shows them).
+the counted requests and bytes explain the time. The ROOT / Parquet panel reads as every speed
+ratio of the study does, above 1 = ROOT faster (:mod:`analysis.report.direction`). Points are
+the per-sample medians averaged over samples
+(:func:`analysis.report.storage_tables.storage_means`, as ``storage.md`` shows them).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator
 
-from analysis.report import plan_record
+from analysis.report import direction, plan_record
 from analysis.report import table_names as tn
 from analysis.report.figures.axes import legend, plain_log, points, unit_line, unverified
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import ordered, selection_title
 from analysis.report.storage_tables import storage_means
-from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message
+from analysis.report.style import LINESTYLES, MARKERS, PALETTE, figure, message, titled
 
 PAGE_CACHE = "page-cache"
 #: Per profile panels: column of ``storage_means``, its axis label.
@@ -79,9 +81,18 @@ def _per_profile(ax, d: pd.DataFrame, series: pd.DataFrame, profiles: list[str],
     ax.set_xlim(-0.5, len(profiles) - 0.5)
 
 
+def speeds(r: pd.DataFrame) -> pd.DataFrame:
+    """storage-ratios.csv's ROOT speed / Parquet speed (already in the direction of every ratio
+    a user reads: :func:`analysis.report.storage_tables.storage_ratios`), with the bounds of
+    its mean ± std over samples: ``speed``, ``speed_lo``, ``speed_hi``."""
+    std = r["std"].fillna(0)
+    return r.assign(speed=r["mean"], speed_lo=(r["mean"] - std).clip(lower=0),
+                    speed_hi=r["mean"] + std)
+
+
 def _ratios(ax, r: pd.DataFrame, series: pd.DataFrame, profiles: list[str],
             plan: dict) -> list[str]:
-    """ROOT time / Parquet time per profile against the Parquet format's first reader (the
+    """ROOT speed / Parquet speed per profile against the Parquet format's first reader (the
     table has every pairing of readers), each line in its ROOT file · reader's style; the
     notes of what is left out."""
     if r.empty:
@@ -91,21 +102,24 @@ def _ratios(ax, r: pd.DataFrame, series: pd.DataFrame, profiles: list[str],
     parquet = r.parquet.str.split(" ").str[-1]
     first = next((x for x in plan_record.readers(plan, "parquet") if x in set(parquet)),
                  sorted(set(parquet))[0])
-    r = r[(parquet == first) & r.profile.isin(profiles)]
+    r = speeds(r[(parquet == first) & r.profile.isin(profiles)])
     style = series.drop_duplicates("pair_side").set_index("pair_side")
     for root, g in r.groupby("root", sort=False):
         g = g.assign(x=g.profile.map(profiles.index)).sort_values("x")
         s = style.loc[root] if root in style.index else None
-        points(ax, g.x, g["mean"], g["std"], PALETTE[0] if s is None else s.color,
-               "o" if s is None else s.marker, "-" if s is None else s.linestyle,
-               "_nolegend_", np.zeros(len(g), bool))
-    unit_line(ax, "1 = equal; > 1: Parquet faster")
+        bars = np.vstack([g.speed - g.speed_lo, g.speed_hi - g.speed])
+        points(ax, g.x, g.speed, np.where(np.isfinite(bars), bars, 0),
+               PALETTE[0] if s is None else s.color, "o" if s is None else s.marker,
+               "-" if s is None else s.linestyle, "_nolegend_", np.zeros(len(g), bool))
+    unit_line(ax, "1 = equal speed")
     ax.set_xticks(range(len(profiles)), profiles)
     ax.set_xlim(-0.5, len(profiles) - 0.5)
-    lo, hi = _log_limits(pd.concat([r["mean"] - r["std"].fillna(0), r["mean"]]))
+    finite = pd.concat([r.speed_lo, r.speed, r.speed_hi]).loc[lambda v: np.isfinite(v)]
+    lo, hi = _log_limits(finite)
     plain_log(ax, "y", min(lo, 0.8), max(hi, 1.25))
-    return [f"ROOT / Parquet: each ROOT file · reader (its line style) against Parquet read by "
-            f"{first} (storage-ratios.csv has every pairing of readers)"]
+    return [f"ROOT / Parquet speed (storage-ratios.csv: Parquet's time over ROOT's): each ROOT "
+            f"file · reader (its line style) against Parquet read by {first} (the table has "
+            "every pairing of readers)"]
 
 
 def _model(ax, d: pd.DataFrame, series: pd.DataFrame, profiles: list[str]) -> int:
@@ -168,14 +182,15 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
         ax = axes[i, len(PER_PROFILE)]
         ratio_notes.update(_ratios(ax, ratios[ratios.selection == sel], series, profiles,
                                    inp.plan))
-        ax.set_ylabel("time, ROOT / Parquet")
-        ax.set_title(selection_title(inp.plan, sel), fontsize="medium")
+        ax.set_ylabel(direction.SPEED_AXIS)
+        ax.set_title(f"ROOT / Parquet, {selection_title(inp.plan, sel)}", fontsize="medium")
         ax = axes[i, len(PER_PROFILE) + 1]
         undrawn += _model(ax, d, series, profiles)
         ax.set_xlabel("cost model's storage time (s)")
         ax.set_ylabel("time above the page cache's (s)")
         ax.set_title(selection_title(inp.plan, sel), fontsize="medium")
     legend(fig, axes, bool(unverified(m.verified).any()))
+    titled(fig, title)
     notes = ["per file · reader, the median read time on each profile (hdd etc.: cold, "
              "evicted and verified; remote: through the server), averaged over "
              f"{t['sample'].nunique()} sample(s); requests as the cost model was given them "

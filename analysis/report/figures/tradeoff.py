@@ -1,13 +1,16 @@
-"""``tradeoff``: normalised size vs read time, one point per format × variant (its default
-reader), with the Pareto front: what nothing else beats in both size and speed. Where the
-tables have a warm read's parts, two more panels: size vs time to the first event and size vs
-cost per event once reading, since a format can be best for short files and not for long
-ones.
+"""``tradeoff``: normalised size vs read time, one point per format × variant × reader, the
+fastest reader of each format × variant marked (large, in the legend), the others small on the
+same row (one file, so one size) and named; with the Pareto front over all readers: what
+nothing else beats in both size and speed. A format is as fast as its fastest reader: drawing
+only its first-listed one (TTree through RDataFrame) once put ROOT ten times behind where its
+columnar reader leads. Where the tables have a warm read's parts, two more panels: size vs time
+to the first event and size vs cost per event once reading, since a format can be best for
+short files and not for long ones.
 
 A study of real and synthetic samples tabulated apart (a ``kind`` column) draws one point per
-format × variant and kind, the kind named in the legend, and one Pareto front per kind in the
-kind's line style (also its points' error bars): a real file is never beaten by a synthetic one
-on the same front."""
+format × variant × reader and kind, the kind named in the legend, and one Pareto front per kind
+in the kind's line style (also its points' error bars): a real file is never beaten by a
+synthetic one on the same front."""
 
 from __future__ import annotations
 
@@ -18,17 +21,24 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis.report import plan_record
-from analysis.report.figures.axes import legend, plain_log, size_limits, unit_line, unverified
+from analysis.report.figures.axes import (
+    legend,
+    place_labels,
+    plain_log,
+    size_limits,
+    unit_line,
+    unverified,
+)
+from analysis.report.figures.fastest import mark_fastest
 from analysis.report.figures.inputs import Inputs
 from analysis.report.figures.order import (
-    format_colors,
     kind_linestyle,
     names,
     sample_kinds,
     selection_title,
-    sorted_rows,
+    series_styles,
 )
-from analysis.report.style import LINESTYLES, MARKERS, figure, message
+from analysis.report.style import LINESTYLES, figure, message, titled
 
 
 def pareto_front(x: Iterable[float], y: Iterable[float]) -> np.ndarray:
@@ -59,14 +69,10 @@ def time_column(ft: pd.DataFrame, plan: dict) -> tuple[str, str, str] | None:
     return None
 
 
-def default_reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
-    """One row per format × variant (and sample kind, when tabulated apart): its default
-    reader (first in the format's reader list) among the timed ones, at the fewest threads."""
-    rows = ft.dropna(subset=[col])
-    if "threads" in rows:
-        rows = rows[rows.threads == rows.threads.min()]
-    return sorted_rows(rows, plan).drop_duplicates(
-        ["format", "variant", *(["kind"] if "kind" in rows else [])])
+def reader_rows(ft: pd.DataFrame, col: str, plan: dict) -> pd.DataFrame:
+    """Every reader timed in ``col``, at the fewest threads, in config order, with ``fastest``
+    marking the fastest of each format × variant (and sample kind, when tabulated apart)."""
+    return mark_fastest(ft, col, plan)
 
 
 Panel = tuple[np.ndarray, str, np.ndarray | None]
@@ -106,49 +112,83 @@ def _bounds(ax, x: np.ndarray, bound: np.ndarray, y: np.ndarray, colors: list[st
         ax.plot(bi, yi, marker="|", markersize=12, color=c, zorder=1)
 
 
-def _panel(ax, x: np.ndarray, pts: pd.DataFrame, colors: dict[str, str], hollow: np.ndarray,
-           kinds: list[str], bound: np.ndarray | None = None) -> None:
-    """Size against one x: the Pareto front (one per sample kind in ``kinds``, when drawn
-    apart), every point, the front's points outlined and named, and each point's codec bound
-    where the panel has one."""
-    y = pts.normalized_size_mean.to_numpy(float)
-    if bound is not None:
-        _bounds(ax, x, bound, y, [colors[f] for f in pts.format])
-    style = np.array([kind_linestyle(kinds, k) for k in pts.kind]
-                     if kinds else [LINESTYLES[0]] * len(pts))
+def front_mask(x: np.ndarray, y: np.ndarray, pts: pd.DataFrame, kinds: list[str]) -> np.ndarray:
+    """The points on the Pareto front of their sample kind, over every reader drawn."""
     front = np.zeros(len(pts), dtype=bool)
-    for k, kind in enumerate(kinds or [None]):
+    for kind in kinds or [None]:
         mine = (pts.kind == kind).to_numpy() if kind is not None else np.ones(len(pts), bool)
         front[mine] = pareto_front(x[mine], y[mine])
-        on = mine & front
+    return front
+
+
+def size_panel(ax, x: np.ndarray, pts: pd.DataFrame, styles: dict, hollow: np.ndarray,
+               kinds: list[str], bound: np.ndarray | None = None,
+               xerr: np.ndarray | None = None, name_all: bool = False,
+               ylim: tuple[float, float] | None = None) -> None:
+    """Size against one x: the Pareto front over all readers (one per sample kind in
+    ``kinds``, when drawn apart), each file's readers on one row, its fastest large and in the
+    legend, the others small and named beside their point, the front's points (``name_all``:
+    every fastest point) outlined and named, each point's codec bound where the panel has one,
+    and ``xerr`` ((2, n) distances below and above x) where given; ``ylim`` where panels
+    share one (else the panel's own data)."""
+    y = pts.normalized_size_mean.to_numpy(float)
+    color = [styles[(f, v)][0] for f, v in zip(pts.format, pts.variant, strict=True)]
+    if bound is not None:
+        _bounds(ax, x, bound, y, color)
+    style = np.array([kind_linestyle(kinds, k) for k in pts.kind]
+                     if kinds else [LINESTYLES[0]] * len(pts))
+    front = front_mask(x, y, pts, kinds)
+    for k, kind in enumerate(kinds or [None]):
+        on = front & ((pts.kind == kind).to_numpy() if kind is not None else True)
         order = np.argsort(x[on])
         ax.step(x[on][order], y[on][order], where="post", color="black", alpha=0.3,
                 linewidth=4, zorder=0, linestyle=LINESTYLES[k % len(LINESTYLES)],
-                label="Pareto front: nothing is both smaller and faster"
+                label="Pareto front over all readers: nothing is both smaller and faster"
                       + (f", {kind} samples" if kind is not None else ""))
+    groups = pts.groupby(["format", "variant", *(["kind"] if kinds else [])], sort=False)
+    for _, g in groups:  # a file's readers share its size: a thin line across them
+        i = g.index.to_numpy()
+        i = i[~np.isnan(x[i])]
+        i = i[np.argsort(x[i])]
+        if len(i) > 1:
+            ax.plot(x[i], y[i], color=color[i[0]], linewidth=0.8, alpha=0.5,
+                    linestyle=style[i[0]], zorder=1)
+    labels = []
     for i, p in enumerate(pts.itertuples()):
         if np.isnan(x[i]):
             continue
-        on = bool(front[i])
-        rank = list(dict.fromkeys(pts[pts.format == p.format].variant)).index(p.variant)
+        on, fastest = bool(front[i]), bool(p.fastest)
+        marker = styles[(p.format, p.variant)][1]
         bars = ax.errorbar(x[i], y[i], yerr=np.nan_to_num(p.normalized_size_std),
-                           color=colors[p.format], capsize=2)
-        bars.lines[2][0].set_linestyle(style[i])
+                           xerr=None if xerr is None else np.nan_to_num(xerr[:, i:i + 1]),
+                           color=color[i], capsize=2, alpha=1.0 if fastest else 0.6)
+        for line in bars.lines[2]:
+            line.set_linestyle(style[i])
         # one point draws no line; the legend shows the kind's line style beside the marker
-        ax.plot(x[i], y[i], marker=MARKERS[rank % len(MARKERS)],
-                linestyle=style[i] if kinds else "none", markersize=10 if on else 7,
-                color=colors[p.format],
-                markerfacecolor="white" if hollow[i] else colors[p.format],
-                markeredgecolor="black" if on else colors[p.format], label=p.name)
-        if on:
-            ax.annotate(p.name, (x[i], y[i]), xytext=(6, 4), textcoords="offset points",
-                        fontsize=7, fontweight="bold")
+        ax.plot(x[i], y[i], marker=marker, linestyle=style[i] if kinds else "none",
+                markersize=(10 if on else 8) if fastest else 5, color=color[i],
+                alpha=1.0 if fastest else 0.6, zorder=3 if fastest else 2,
+                markerfacecolor="white" if hollow[i] else color[i],
+                markeredgecolor="black" if on else color[i],
+                label=p.name if fastest else f"_{p.name}")
+        if on or (fastest and name_all):
+            labels.append((x[i], y[i], p.name,
+                           {"fontsize": 7, "fontweight": "bold" if on else "normal"}))
+        elif not fastest:
+            labels.append((x[i], y[i], p.reader, {"fontsize": 6, "color": "0.35"}))
     timed = x[~np.isnan(x)]
     if bound is not None:
         timed = np.concatenate([timed, bound[~np.isnan(bound)]])
+    if xerr is not None:
+        timed = np.concatenate([timed, (x - xerr[0])[~np.isnan(x)], (x + xerr[1])[~np.isnan(x)]])
+        timed = timed[timed > 0]
     plain_log(ax, "x", timed.min() / 1.25, timed.max() * 1.25)
     unit_line(ax, "1 = naive numpy size")
-    size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
+    if ylim is None:
+        size_limits(ax, pts.normalized_size_mean, pts.normalized_size_std)
+    else:
+        ax.set_ylim(*ylim)
+    place_labels(ax, labels)
 
 
 def draw(inp: Inputs) -> tuple[Figure, list[str]]:
@@ -158,21 +198,21 @@ def draw(inp: Inputs) -> tuple[Figure, list[str]]:
     if chosen is None:
         return message(title, "No read times in formats.csv: no reads were measured."), []
     col, sel, mode = chosen
-    pts = default_reader_rows(ft, col, inp.plan)
+    pts = reader_rows(ft, col, inp.plan)
     kinds = sample_kinds(pts)
     pts = pts.assign(name=names(pts) + " [" + pts.reader + "]"
                      + ((", " + pts.kind + " samples") if kinds else ""))
     hollow = unverified(pts.cold_verified) if mode == "cold" and "cold_verified" in pts \
         else np.zeros(len(pts), bool)
-    colors = format_colors(inp.plan, pts.format)
+    styles = series_styles(inp.plan, zip(pts.format, pts.variant, strict=True))
     panels = x_panels(pts, col, sel, mode)
     fig, axes = figure(1, len(panels), 8.0 if len(panels) == 1 else 6.0, 6.0, sharey=True)
     for ax, (x, xlabel, bound) in zip(axes[0], panels, strict=True):
-        _panel(ax, x, pts, colors, hollow, kinds, bound)
+        size_panel(ax, x, pts, styles, hollow, kinds, bound)
         ax.set_xlabel(xlabel)
     axes[0, 0].set_ylabel("normalized size (file / naive)")
-    fig.suptitle(f"{title}, {selection_title(inp.plan, sel)}, {mode} cache, cluster size "
-                 f"{int(pts.cluster_size.max()):,}: lower left is better", fontsize="medium")
+    titled(fig, f"{title}, every reader ({selection_title(inp.plan, sel)}, {mode} cache, "
+                f"cluster size {int(pts.cluster_size.max()):,}): lower left is better")
     legend(fig, axes, hollow.any())
     notes = _untimed_notes(ft, pts, col)
     if kinds:
@@ -191,8 +231,9 @@ def _untimed_notes(ft: pd.DataFrame, pts: pd.DataFrame, col: str) -> list[str]:
     timed = set(zip(pts.format, pts.variant, strict=True))
     untimed = ft[[(f, v) not in timed for f, v in zip(ft.format, ft.variant, strict=True)]]
     untimed = untimed.drop_duplicates(["format", "variant"])
-    notes = ["one point per format × variant: its default reader (first in its reader list), "
-             f"fewest threads; x = {col} of formats.csv"]
+    notes = ["one point per format × variant × reader (fewest threads); large and in the legend: "
+             "the format × variant's fastest reader (smallest "
+             f"{col}), small and named: its other readers; x = {col} of formats.csv"]
     if not untimed.empty:
         notes.append(f"sizes only, no read time at this cluster size ({len(untimed)}): "
                      + ", ".join(names(untimed)))
