@@ -7,7 +7,7 @@ Why it exists: in the reference run pyarrow's all-branch read of the 200000-even
 2.7 s in one pair job and 4.5 s in another. This shows whether that is the file, what ran
 before the read, or the read itself varying within one process; and, since the user CPU time
 turned out constant and the kernel time not, how much of that the memory allocator decides
-(README "Why pyarrow's read varies"). The first read of the process is timed too: it is the
+(docs/how-it-measures.md). The first read of the process is timed too: it is the
 read a batch job pays. Usage::
 
     python tools/repeat_read.py FILE.parquet [--reads 10] [--pause-s 0] [--pool system]

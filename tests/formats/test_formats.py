@@ -42,7 +42,7 @@ def test_describe_clusters(written, fmt, variant):
     d = f.describe(path)
     if f.exact_clusters:
         assert d["clusters"] == [250, 250, 100]
-    else:  # the format cuts its own (Vortex, ORC: README "Formats and knobs")
+    else:  # the format cuts its own (Vortex, ORC: docs/formats.md)
         assert sum(d["clusters"]) == 600 and min(d["clusters"]) > 0
     assert d["entries"] == 600
     assert d["branches"] == 1499

@@ -134,7 +134,7 @@ def test_no_offsets_readers(written, source_meta):
     """Known library limits, pinned so that a fix shows up here: uproot refuses a tree without
     offset arrays with a clear error; ROOT 6.40's TTreeReaderArray (RDataFrame, TTreeReader)
     decodes wrong values once a collection has empty entries (Electron in this sample). The
-    GetEntry loop is exact on this small file (not on every larger one: README)."""
+    GetEntry loop is exact on this small file (not on every larger one: docs/reading-root.md)."""
     path = str(written("ttree", "zstd-5", store_offsets=False))
     readers = formats.get("ttree").readers
     with pytest.raises(InputError, match="kGenerateOffsetMap"):

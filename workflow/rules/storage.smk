@@ -1,5 +1,4 @@
-# Reads on storage profiles (the `storage` target, not part of `all`; README "Storage
-# profiles"): on this VM the disk is cached by the host, so cold equals warm; here each file is
+# Reads on storage profiles (the `storage` target, not part of `all`; docs/storage.md): on this VM the disk is cached by the host, so cold equals warm; here each file is
 # read from the page cache, from an emulated throttled disk (cold, verified) and from an XRootD
 # server behind a latency/bandwidth proxy, as measure.storage lists. Files: the zstd files of
 # every format with readers marked on_storage by its adapter, of every measure.samples sample

@@ -25,7 +25,7 @@ counter branch when reading, as the 2018 study's "ROOT without offsets" files di
 Readers: RDataFrame (one compiled event loop), a ``TTreeReader`` loop (what a ROOT expert writes
 by hand), the classic ``SetBranchAddress`` + ``GetEntry`` loop (all three compiled once into
 one cached library) and uproot. Trees without offset arrays are not read reliably by any of them
-in ROOT 6.40 / uproot 5.7 (README "Formats and knobs"); the checksums catch it.
+in ROOT 6.40 / uproot 5.7 (docs/formats.md); the checksums catch it.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ python. Its latency is in whole milliseconds per direction, so a profile's round
 into two whole-millisecond halves (1 ms: 0 up, 1 down; a request waits for its answer, so only
 the sum matters), and a round trip that is not a whole number of milliseconds is refused as
 :class:`Unavailable`, never run with a rounded figure. No maintained tool found offers finer
-delays on loopback without netem (README "Storage profiles").
+delays on loopback without netem (docs/storage.md).
 """
 
 from __future__ import annotations
