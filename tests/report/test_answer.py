@@ -141,7 +141,7 @@ def test_a_table_of_another_shape_is_a_gap_not_a_traceback(tmp_path: Path) -> No
 
 def test_every_sentence_carries_its_number_and_source() -> None:
     text = (README_REFERENCE / "answer.md").read_text()
-    lines = [ln for ln in text.splitlines() if ln.startswith(("- ", "  - "))
+    lines = [ln for ln in text.splitlines() if ln.startswith(("- ", "    - "))
              and not ln.endswith(":")]
     cited = [ln for ln in lines if "<sub>[`" in ln]
     claims = json.loads((README_REFERENCE / "answer.json").read_text())["claims"]

@@ -48,7 +48,7 @@ def _bullets(claims: list[Claim]) -> list[str]:
         elif c.group not in done:
             done.add(c.group)
             out.append(f"- {c.group}:")
-            out += [f"  - {m.short} <sub>[{m.source.cite()}]</sub>"
+            out += [f"    - {m.short} <sub>[{m.source.cite()}]</sub>"
                     for m in claims if m.group == c.group]
     return out
 
