@@ -15,8 +15,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure  # no pyplot: no display, no global figure state
 
-from analysis.report.documents import measured_on, provenance_cpus
-from analysis.report.style import figure, figure_legend, provenance_footer, render, titled
+from analysis.report.style import figure, figure_legend, provenance_footer, render
 
 COLORS = {"pyarrow": "tab:blue", "arrow-rs": "tab:green", "arrow-rs+page-index": "tab:olive",
           "root-ttree": "tab:red", "root-rntuple": "tab:purple", "uproot-ttree": "tab:orange",
@@ -110,17 +109,11 @@ def metadata_size(df: pd.DataFrame) -> tuple[Figure, list[str]]:
 
 def plot(df: pd.DataFrame, out_dir: str | Path, provenance: dict,
          config_name: str | None = None) -> list[Path]:
-    """Both figures, PNG and PDF, into ``out_dir``, each with the study's provenance footer."""
+    """Both figures, PNG and PDF, into ``out_dir``, each with the study's provenance footer,
+    which names the CPU (a decode time is a fact about a machine; the title says what is
+    shown, as every figure's does)."""
     out = Path(out_dir)
     base = df[~df.implementation.str.endswith("+page-index")]
     footer = provenance_footer(provenance, config_name)
-    on = measured_on(provenance_cpus(provenance))
-
-    def named(draw):  # the CPU in the title: a decode time is a fact about a machine
-        def drawn():
-            fig, notes = draw()
-            return titled(fig, on) if on else fig, notes
-        return drawn
-
-    return (render(named(lambda: decode_time(df)), footer, out / "decode_time")
-            + render(named(lambda: metadata_size(base)), footer, out / "metadata_size"))
+    return (render(lambda: decode_time(df), footer, out / "decode_time")
+            + render(lambda: metadata_size(base), footer, out / "metadata_size"))
