@@ -14,4 +14,10 @@ The package is one subpackage per stage of the study, each importing only the st
 ``cli`` is the ``hepfmt`` command the workflow's rules call.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+# One source of the version: the package metadata (pyproject.toml's [project] version).
+try:
+    __version__ = version("hepfmt")
+except PackageNotFoundError:  # a checkout used without installing it
+    __version__ = "0+unknown"

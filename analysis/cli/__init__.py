@@ -25,6 +25,9 @@ from analysis.errors import (
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description="the command line the workflow's rules "
                                 "call, usable by hand for one step at a time")
+    from analysis import __version__
+
+    p.add_argument("--version", action="version", version=f"hepfmt {__version__}")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the libraries' own messages (ROOT's) and tracebacks")
     p.add_argument("--memory-cap", type=memory_cap, metavar="SIZE",
