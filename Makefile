@@ -3,7 +3,7 @@
 #               (targets `all` and `metadata`: the read/size study and the metadata-cost study)
 #   make report after `make run`: every figure and table of those targets in one HTML file
 #   make bench  after `make run`: the harness's overhead over the bare library calls, per reader
-#   make reference  after `make run`: copy its tables, figures (PNG) and provenance into
+#   make reference  after `make run`: copy its tables, plan.json, figures (PNG) and provenance to
 #               results/reference/<cpu model>, the committed reference run of this CPU
 #   make test   create .venv and run the test suite (lint: ruff, the import contracts, snakefmt and
 #               snakemake --lint; the docs site's strict build; pytest);
@@ -36,13 +36,21 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
 	touch $@
 
+# Snakemake runs the Python of a config file marked for YTE (its YAML templating) while it loads
+# it, before the Snakefile could refuse it: a .pth line makes every Snakemake of the venv read
+# config files as hepfmt does, plain YAML (analysis/plan/plainconfig.py).
+PLAIN_CONFIGS := $(VENV)/.hepfmt-plain-configs
+$(PLAIN_CONFIGS): $(STAMP) analysis/plan/plainconfig.py
+	$(BIN)/python -m analysis.plan.plainconfig
+	touch $@
+
 # Snakemake imports every installed executor plugin when it starts, and the HTCondor plugin's
 # bindings (htcondor2) then warn "CONDOR_CONFIG is unset ... Using /dev/null" on any machine
 # without HTCondor, on every run. A .pth line in the venv ignores exactly that warning in every
 # Python of the venv (snakemake however started, and its jobs); htcondor2 still falls back to
 # /dev/null itself, and a machine with an HTCondor config never raised the warning.
 QUIET_CONDOR := $(VENV)/.hepfmt-quiet-condor
-$(QUIET_CONDOR): $(STAMP)
+$(QUIET_CONDOR): $(STAMP) $(PLAIN_CONFIGS)
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "hepfmt-quiet-condor.pth").write_text("import warnings; warnings.filterwarnings(\"ignore\", message=\"The environment variable CONDOR_CONFIG is unset\", category=UserWarning)\n")'
 	touch $@
 
@@ -67,7 +75,8 @@ run: $(STAMP) $(QUIET_CONDOR) $(SERVICES)
 
 report: $(STAMP) $(QUIET_CONDOR)
 	$(CHECK)
-	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) --configfile $(CONFIG)
+	$(RUN) $(BIN)/snakemake $(TARGETS) --report $(REPORT) \
+		--report-stylesheet workflow/report/stylesheet.css --configfile $(CONFIG)
 
 # After make run: hepfmt's harness next to the bare library calls on the formats table's files
 # (results/bench/overhead.txt; a benchmark, not a test: it prints, it asserts nothing).
@@ -91,7 +100,8 @@ REF = results/reference/$$($(BIN)/python -c 'from analysis.provenance import cpu
 reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
 	ref=$(REF) && rm -rf $$ref && mkdir -p $$ref/figures $$ref/metadata/plots && \
-	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml $$ref/ && \
+	cp results/tables/*.csv results/tables/*.md results/provenance.json results/config.yaml \
+		results/plan.json $$ref/ && \
 	for f in results/tables/*-provenance.json results/bench/*.txt; do \
 		if [ -f $$f ]; then cp $$f $$ref/; fi; done && \
 	cp results/figures/*/*.png $$ref/figures/ && \

@@ -14,7 +14,10 @@ if not workflow.overwrite_configfiles:
 
 # The config, checked by hepfmt's own code as `hepfmt check-config` checks it (the schema with
 # its defaults, then the rules it cannot express): a config file read strictly (a key given
-# twice, runaway YAML aliases), then every key, each refusal one line naming the key, exit 2.
+# twice, runaway YAML aliases, YTE templating), then every key, each refusal one line naming
+# the key, exit 2. Snakemake in hepfmt's venv has read the file as hepfmt does already (plain
+# YAML, no YTE code run: analysis/plan/plainconfig.py); any other Snakemake has run a YTE
+# config's code by now, and this refuses it before any rule runs.
 from analysis.plan import config as study_config  # noqa: E402
 
 study_config.for_workflow(config, workflow.configfiles)

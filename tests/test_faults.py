@@ -201,7 +201,8 @@ def test_root_readers_on_a_damaged_tree(reader, kind, written, source, tmp_path)
     record.write_text(json.dumps(SizeRecord(
         sample="dy", process="DYJetsToLL", format="ttree", variant=VARIANT["ttree"],
         cluster_size=CLUSTER_SIZE, n_events=N_EVENTS, file_bytes=bad.stat().st_size,
-        naive_bytes=1.0, normalized_size=1.0, provenance={}).as_dict()))
+        naive_bytes=read_source_meta(source)["naive_bytes"], normalized_size=1.0,
+        provenance={}).as_dict()))
     _measure(bad, source, "ttree", reader, tmp_path / "m.json", "--size-record", record)
 
 

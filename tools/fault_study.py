@@ -2,9 +2,10 @@
 without the size record from convert) and `import`, as a user runs them.
 
 Not a test (it takes ~30-60 min on 2 cores); `tests/test_faults.py` runs a seeded subset in
-`make test`. This is the evidence behind the fault study's table (results/reference/faults/, docs/how-it-measures.md): per damage kind and
-command, how runs ended, the largest memory any process tree reached (its own peak RSS and its
-waited-for children's, from ``wait4``), and the kernel's out-of-memory kills during the study.
+`make test`. This is the evidence behind the fault study's table (results/reference/faults/,
+docs/how-it-measures.md): per damage kind and command, how runs ended, the largest memory any
+process tree reached (its own peak RSS and its waited-for children's, from ``wait4``), and the
+kernel's out-of-memory kills during the study.
 
     .venv/bin/python tools/fault_study.py --out /tmp/faults --seeds 2 \
         --table results/reference/faults/faults.md

@@ -43,10 +43,15 @@ def cmd_answer(a: argparse.Namespace) -> None:
 def cmd_check_config(a: argparse.Namespace) -> None:
     """Everything a run would refuse, refused now; then what the run will cost, and where that
     exceeds this machine (warnings only: the run may go to a batch cluster)."""
-    from analysis.plan import calibration, cost, resources
+    from analysis.errors import ConfigError
+    from analysis.plan import calibration, cost, reach, resources
     from analysis.plan import config as cfg
 
     c = cfg.load(a.config)
+    for key, why in reach.unreachable(c):
+        if a.strict:
+            raise ConfigError(key, why)
+        print(f"hepfmt check-config: warning: config key {key!r}: {why}", file=sys.stderr)
     fits = calibration.fit(c)
     est = resources.whole_study(c, fits)
     print(f"{a.config}: valid; {len(c['samples'])} samples")
@@ -104,5 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     k = sub.add_parser("check-config", help="validate a config file; count its files and "
                                             "estimate their disk, memory and CPU")
     k.add_argument("config")
+    k.add_argument("--strict", action="store_true",
+                   help="refuse a sample URL whose server cannot be reached (default: a warning)")
     k.set_defaults(func=cmd_check_config)
 

@@ -20,13 +20,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from analysis.atomic import scratch_dir
 from analysis.errors import (
     HepfmtError,
     InputError,
@@ -103,8 +103,9 @@ def wait(proc: subprocess.Popen, timeout: float) -> tuple[int, int] | None:
 
 def _run(cmd: list[str], path: str | Path, what: str, timeout: float,
          wrap: Callable[[list[str]], list[str]] | None, cap: int | None) -> dict:
-    # the parent's PID in the name: a run that finds it dead removes what a kill left here
-    with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
+    # written down (analysis.atomic): a run that finds its process dead removes what a kill
+    # left here
+    with scratch_dir(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [*cmd, str(out)]
         if wrap is not None:

@@ -42,12 +42,12 @@ import os
 import select
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import formats
+from analysis.atomic import scratch_dir
 from analysis.defaults import default
 from analysis.errors import (
     HepfmtError,
@@ -68,7 +68,7 @@ from analysis.measure.reads import (
 from analysis.measure.timing import RoundStopping, Stopping, interleaved
 from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
-from analysis.records import PairRecord, SizeRecord
+from analysis.records import PairRecord, SizeRecord, data_file
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import sharp
 
@@ -409,11 +409,13 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
         side: PairSide = getattr(spec, s)
         if not Path(side.path).exists():
             raise InputError(side.path, f"the {s} side of pair {spec.label!r} does not exist")
+        data_file(side.path, f"{s} side of pair {spec.label!r}")
         if side.reader not in formats.get(side.adapter).readers:
             raise VerificationError(side.path, f"format {side.adapter} has no reader "
                                                f"{side.reader!r}")
-        zip_by_branch = SizeRecord.load(side.size_record).zip_bytes_by_branch \
-            if side.size_record else {}
+        zip_by_branch = SizeRecord.load_for(
+            side.size_record, side.path, meta["naive_bytes"], content_digest.of
+        ).zip_bytes_by_branch if side.size_record else {}
         sides[s] = {**dataclasses.asdict(side), "file_bytes": Path(side.path).stat().st_size,
                     "library": formats.get(side.adapter).readers[side.reader].library,
                     "zip_bytes": {n: sum(zip_by_branch.get(b, 0) for b in br)
@@ -424,7 +426,7 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
             raise InputError(spec.source, f"selection {name!r}: no branches {missing}")
     naive_all = float(meta["naive_bytes"])
     selections = []
-    with tempfile.TemporaryDirectory(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
+    with scratch_dir(prefix=f"hepfmt-fresh-{os.getpid()}-") as tmp:
         for name in spec.selections:
             selections.append(measure_selection(spec, name, n_events, naive_all, Path(tmp)))
             selections[-1]["naive_bytes"] = float(sum(

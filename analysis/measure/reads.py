@@ -56,7 +56,7 @@ from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
-from analysis.records import ReadRecord, ReadRow, SizeRecord
+from analysis.records import ReadRecord, ReadRow, SizeRecord, data_file
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
@@ -385,16 +385,13 @@ def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]
                          path, "reading its layout", timeout, data_bytes=0)  # metadata only
 
 
-def _size_record_of(path: Path, size_record: str | Path | None) -> dict:
-    """The file's size record, once it is shown to describe a file of this file's bytes (their
-    content is checked, where a proof depends on it, by the measurement: :func:`_prime`)."""
+def _size_record_of(path: Path, size_record: str | Path | None, naive_bytes: float) -> dict:
+    """The file's size record, once it is shown to describe this file, of its size and its
+    source's naive bytes (:meth:`SizeRecord.load_for`; their content is checked, where a proof
+    depends on it, by the measurement: :func:`_prime`)."""
     if size_record is None:
         return {}
-    doc = SizeRecord.load(size_record).as_dict()
-    if doc["file_bytes"] != path.stat().st_size:
-        raise InputError(size_record, f"describes a file of {doc['file_bytes']} bytes, "
-                                      f"{path} has {path.stat().st_size}")
-    return doc
+    return SizeRecord.load_for(size_record, path, naive_bytes, content_digest.of).as_dict()
 
 
 def proven_by(record: dict, reader: str, path: Path) -> str:
@@ -426,10 +423,11 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file to measure does not exist")
+    data_file(path, "file to measure")
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)
-    record = _size_record_of(path, size_record)
+    record = _size_record_of(path, size_record, meta["naive_bytes"])
     # empty where the library does not say (Vortex): asking the file again would not help
     zip_by_branch = record["zip_bytes_by_branch"] if "zip_bytes_by_branch" in record \
         else zip_bytes_of(path, format_name, timeout)

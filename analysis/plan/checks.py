@@ -24,12 +24,14 @@ from analysis.codec import Variant
 from analysis.errors import ConfigError, HepfmtError, InputError
 from analysis.formats.base import is_url
 from analysis.measure.timing import Stopping
-from analysis.plan import metagrid, options, selections
+from analysis.plan import metagrid, options, resultsdir, selections
+from analysis.plan.names import normal
 from analysis.plan.study import (
     SIDES,
     adapter,
     compare_pairs,
     compare_samples,
+    label,
     measure_samples,
     overrides_of,
     pair_plan,
@@ -39,10 +41,9 @@ from analysis.plan.study import (
     query_tasks,
     sample_cluster_sizes,
 )
+from analysis.records import data_file
 from analysis.samples.processes import PROCESSES
 
-#: The directory holding the Snakefile: no study writes its outputs there or above it.
-PROJECT = Path(__file__).resolve().parents[2]
 #: Each side of a pairing: the file extension of the adapters it may name, and what they are
 #: (TTree and RNTuple write ROOT files).
 SIDE_KINDS = {"ttree": ("root", "ROOT"), "parquet": ("parquet", "Parquet")}
@@ -68,10 +69,10 @@ def check(config: dict) -> None:
 
 
 def _results(text: str) -> None:
-    """Every output goes under ``results`` (relative to the working directory): never the
-    filesystem root (which an empty value makes of every path), the project (its sources sit
-    beside the outputs, and cleaning them would take the project) or above it, nor a place no
-    directory can be made or written."""
+    """Every output goes under ``results`` (relative to the working directory): a directory
+    of hepfmt's own (:mod:`analysis.plan.resultsdir`: never the filesystem root, which an
+    empty value makes of every path, a system directory, the project or its own directories,
+    git's files, nor a directory of someone else's), and one that can be made and written."""
     if not text.strip():
         raise ConfigError("results", "empty: every output would go under the filesystem root "
                                      "(give a directory, e.g. results)")
@@ -84,13 +85,10 @@ def _results(text: str) -> None:
 
 
 def _results_problem(text: str) -> str | None:
-    where = Path(text).resolve()
-    if where == PROJECT or where in PROJECT.parents:
-        what = ("the filesystem root" if where == Path(where.anchor) else
-                "the project root (the directory holding the Snakefile)" if where == PROJECT
-                else "a directory holding the project")
-        return f"{text!r} is {what}; outputs need a directory of their own (e.g. results)"
-    made = where
+    why = resultsdir.problem(text)
+    if why:
+        return why
+    made = where = Path(text).resolve()
     while not made.exists():
         made = made.parent
     if not made.is_dir():
@@ -129,6 +127,10 @@ def input_events(key: str, path: str, tree: str = "Events") -> int | None:
     p = Path(path)
     if not p.exists():
         raise ConfigError(key, f"no such file {path!r}")
+    try:
+        data_file(p, "sample file")  # a FIFO would hang the check
+    except InputError as exc:
+        raise ConfigError(key, str(exc)) from None
     if p.is_file() and p.stat().st_size == 0:
         raise ConfigError(key, f"{path!r} is empty")
     st = p.stat()
@@ -150,7 +152,7 @@ def _model(config: dict) -> None:
     path = config.get("model")
     if not path:
         return
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise ConfigError("model", f"no such file {path!r}")
     from analysis.samples.model import load_model
 
@@ -182,6 +184,14 @@ def _sample_names(config: dict, key: str, names: list[str] | None) -> None:
 
 
 def _formats(config: dict) -> None:
+    labels: dict[str, str] = {}
+    for fmt in config["formats"]:
+        same = normal(label(config, fmt))
+        if same in labels:
+            raise ConfigError(f"formats.{fmt}.label",
+                              f"{label(config, fmt)!r} is also format {labels[same]!r}'s label "
+                              "(tables and figures name a format by its label)")
+        labels[same] = fmt
     for fmt, fcfg in config["formats"].items():
         name = fcfg.get("adapter", fmt)
         if name not in formats.names():
@@ -338,11 +348,12 @@ def _compare(config: dict) -> None:
             raise ConfigError(f"compare.pairs[{i}].cluster_sizes",
                               f"{outside[0]} is not among compare.cluster_sizes {sizes}")
     for i, p in enumerate(compare_pairs(config)):
-        if p.label in labels:
+        same = normal(p.label)  # "zstd" and "ｚｓｔｄ " are one label to a reader
+        if same in labels:
             raise ConfigError(f"compare.pairs[{i}].label",
-                              f"{p.label!r} is also pairs[{labels[p.label]}]'s label (the "
+                              f"{p.label!r} is also pairs[{labels[same]}]'s label (the "
                               "ratio tables know a pairing by its label)")
-        labels[p.label] = i
+        labels[same] = i
     for i, p in enumerate(compare_pairs(config)):
         for name, s in zip(SIDES, p.sides, strict=True):
             if s.format in config["formats"]:

@@ -19,6 +19,7 @@ import yaml
 from analysis.errors import ConfigError, HepfmtError
 from analysis.plan import configfile
 from analysis.plan import schema as config_schema
+from analysis.plan.names import normal, unprintable
 
 
 def _with_defaults(cls):
@@ -41,23 +42,36 @@ def _copy(value):
 
 def _plain(value: object, path: tuple = ()) -> None:
     """Rules for every value, wherever it is (free-form writer options included): numbers are
-    finite and keys are strings.
+    finite, keys are strings, strings are printable one-line text and no two keys of a
+    mapping are one name after Unicode normalisation.
 
     NaN passes every ``minimum`` and ``maximum`` (each comparison is false) and then decides
     nothing or everything: ``precision: .nan`` repeats each read to the maximum,
     ``timeout_s: .nan`` fails every job. A YAML key ``1:`` or ``yes:`` is an int or a bool,
-    which the schema's name patterns do not look at."""
+    which the schema's name patterns do not look at. A newline, an ANSI escape or a
+    right-to-left override in a label garbles every table it is in; two samples ``DY`` and
+    ``ＤＹ`` are one name to a reader, two to the files."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(config_schema.key(path) or "(top level)",
                           f"{value} is not a finite number")
+    if isinstance(value, str) and (why := unprintable(value)):
+        raise ConfigError(config_schema.key(path) or "(top level)", why)
     if len(path) > configfile.MAX_DEPTH:
         raise ConfigError(config_schema.key(path), "nested too deeply")
     if isinstance(value, dict):
+        seen: dict[str, str] = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ConfigError(config_schema.key((*path, str(k))),
                                   f"YAML reads this key as {type(k).__name__} {k!r}, not as a "
                                   "name (quote it)")
+            if why := unprintable(k):
+                raise ConfigError(config_schema.key(path) or "(top level)", f"a key: {why}")
+            if normal(k) in seen:
+                raise ConfigError(config_schema.key((*path, k)),
+                                  f"the same name as {seen[normal(k)]!r} after Unicode "
+                                  "normalisation (NFKC): two names that read as one")
+            seen[normal(k)] = k
             _plain(v, (*path, k))
     elif isinstance(value, list):
         for i, v in enumerate(value):

@@ -8,6 +8,11 @@ gives up) and files of any size (PyYAML takes minutes over a 50 MB label). So th
 bounded before it is parsed, and :class:`StrictLoader` checks the composed YAML graph, where an
 alias is still one node, before any Python value is built from it: one memoised pass counts
 the values it expands to, finds loops and repeated keys, and names the key of each.
+
+A config is plain YAML, read only from a regular file (a FIFO would hang the read), in UTF-8
+(a UTF-16 one is named as such): YTE's templating keys, which make Snakemake run a config's
+Python while it loads it, are refused (:data:`YTE_KEYS`; :mod:`analysis.plan.plainconfig`
+makes Snakemake itself read config files through :func:`read`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from analysis import records
 from analysis.errors import ConfigError, InputError
 from analysis.plan import schema
 
@@ -29,6 +35,14 @@ MAX_VALUES = 100_000
 MAX_DEPTH = 32
 
 _MERGE = "tag:yaml.org,2002:merge"  # ``<<: *defaults``: a merge, not a key given twice
+#: YTE's keys (Snakemake's YAML templating): with ``__use_yte__: true`` Snakemake evaluates a
+#: config's ``__definitions__``, ``__variables__`` and every ``?``-value as Python while it
+#: loads it. A study config is plain YAML: a key of these is refused, whoever reads the file
+#: (hepfmt, the Snakefile, Snakemake in hepfmt's venv: :mod:`analysis.plan.plainconfig`).
+YTE_KEYS = ("__use_yte__", "__definitions__", "__variables__")
+#: Byte-order marks of the encodings a config is not in (UTF-8's own is taken).
+_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+         b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
 
 
 class StrictLoader(yaml.SafeLoader):
@@ -82,22 +96,26 @@ def _name(path: tuple) -> str:
     return schema.key(path) or "(top level)"
 
 
+def _decode(path: str | Path, data: bytes) -> str:
+    for bom, name in _BOMS.items():
+        if data.startswith(bom):
+            raise InputError(path, f"{name} text (it starts with a {name} byte-order mark): "
+                                   "save the config as UTF-8")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        wide = b"\x00" in data[:200] and " (UTF-16 or UTF-32 without a byte-order mark?)"
+        raise InputError(path, f"not UTF-8 text (byte {exc.start}){wide or ''}: save the "
+                               "config as UTF-8") from None
+
+
 def read(path: str | Path) -> dict:
-    """The config file ``path`` as a mapping; a file that is too large, not UTF-8, not YAML or
-    not a mapping is refused naming the file, a key given twice (or an alias loop, ...) naming
-    the key."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)  # bounded: a FIFO or /dev/zero is no config either
-    except OSError as exc:
-        raise InputError(path, f"cannot read config ({exc.strerror})") from exc
-    if len(data) > MAX_BYTES:
-        raise InputError(path, f"larger than {MAX_BYTES:,} bytes: not a study config (the "
-                               "shipped ones are a few kB)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
+    """The config file ``path`` as a mapping; a file that is no regular file (a FIFO, a
+    device, a directory), too large, not UTF-8, not YAML or not a mapping is refused naming the
+    file, a key given twice (or an alias loop, a YTE key, ...) naming the key."""
+    # bounded, and checked on the open file: a FIFO or /dev/zero is no config either
+    data = records.read_bounded(path, MAX_BYTES, "study config")
+    text = _decode(path, data)
     loader = StrictLoader(text)
     loader.name = str(path)  # YAML's error marks name the file
     try:
@@ -110,4 +128,8 @@ def read(path: str | Path) -> dict:
         loader.dispose()
     if not isinstance(config, dict):
         raise InputError(path, "config must be a mapping")
+    for key in YTE_KEYS:
+        if key in config:
+            raise ConfigError(key, "YTE templating (Snakemake would run the Python in this "
+                                   "config while loading it): a study config is plain YAML")
     return config

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from analysis import formats, queries
 from analysis.codec import Variant
+from analysis.errors import HepfmtError
 from analysis.formats.base import DEFAULT_FILE_OVERHEAD_S, ReadCost, WriteParts, is_url
 from analysis.metastudy.widefiles import WideFileLayout
 from analysis.plan import metagrid, selections, study
@@ -81,7 +82,8 @@ REFERENCE_EVENTS_PER_S = 5_950
 # Metadata decodes: slopes (µs per column) of the median decode time against columns, 10 to
 # 10000 columns, from results/reference/intel-xeon/metadata/metadata.csv (`make reference` on the
 # same VM type, reported then as a 2-core AMD EPYC). arrow-rs decodes with and without the page
-# index in one process. TTree's grows faster than linearly above 10000 columns (README), where
+# index in one process. TTree's grows faster than linearly above 10000 columns
+# (docs/metadata.md), where
 # config/paper.yaml stops it.
 METADATA_US_PER_COLUMN = {"pyarrow": 15.5, "arrow-rs": 23.7, "root-ttree": 37.7,
                           "root-rntuple": 21.4, "uproot-ttree": 160, "uproot-rntuple": 291}
@@ -97,11 +99,11 @@ TABULATE_START_S, TABULATE_RECORDS_PER_S = 15, 50
 
 @lru_cache(maxsize=8)
 def _branches_in(path: str) -> int:
-    import json
+    from analysis import records
 
     try:
-        return len(json.loads(Path(path).read_text())["branches"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return len(records.read_json(path, "hepfmt model")["branches"])
+    except (HepfmtError, KeyError, TypeError):
         return NANOAOD_BRANCHES  # an unreadable model is reported by the job that uses it
 
 

@@ -18,11 +18,17 @@ killed run never leaves a stale lock behind:
   message) and, where a network filesystem shares ``flock`` on files but not on directories
   (NFS), still keeps two hosts off one results directory.
 
-Holding it, the run removes what killed processes left: temporary files
-(``.NAME.tmpNNNNNNN`` of :func:`analysis.atomic.atomic_path`, named after the process writing
-them) and the scratch directories of measurement processes (named after their parent), each
-only when that process is gone (:func:`owner_alive`): a ``hepfmt`` command run by hand into the
-results tree keeps its files.
+Taking it, the run marks the directory as hepfmt's (:func:`analysis.plan.resultsdir.mark`).
+Holding it, the run removes what killed processes left, and only what hepfmt wrote down in its
+ledgers (:mod:`analysis.atomic`): temporary files (``.NAME.tmpNNNNNNN`` of
+:func:`analysis.atomic.atomic_path`) in the results directory's ledger and the scratch
+directories of measurement processes in the temporary directory's, each only when the process
+that wrote it down is gone (:func:`owner_alive`; one of another host is never judged here), the
+path is where the entry says (inside the results directory, or a scratch directory directly in
+the temporary one), and it is the thing written down: made after its entry (a temporary file),
+of the entry's inode (a scratch directory). A file of the same name that hepfmt did not write
+down (a user's ``.notes.txt.tmp0424242``) is never removed; a ``hepfmt`` command run by hand
+into the results tree keeps its files while it runs.
 """
 
 from __future__ import annotations
@@ -31,18 +37,19 @@ import fcntl
 import os
 import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 import psutil
 
+from analysis import atomic, records
 from analysis.errors import HepfmtError
+from analysis.plan import resultsdir
 
-LOCK = ".hepfmt.lock"
+LOCK = resultsdir.LOCK
 #: atomic_path's temporary names: a dot, the target's name, ".tmp" and a 7-digit PID
 TEMPORARY = re.compile(r"^\..+\.tmp(\d{7})$")
-#: analysis.measure.isolated's scratch directories: "hepfmt-fresh-<parent pid>-..."
-SCRATCH = re.compile(r"^hepfmt-fresh-(\d+)-")
 #: How much later than a file's last change its owner may seem to have started: psutil derives
 #: a start time from the boot time, which the kernel gives in whole seconds.
 CLOCK_SLACK_S = 2.0
@@ -134,6 +141,7 @@ def hold(results: str | Path) -> None:
             raise _busy_inside(root)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} in {os.getcwd()}\n".encode(), 0)
+        resultsdir.mark(root)
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -174,18 +182,66 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def remove_leftovers(results: str | Path) -> list[Path]:
-    """Remove what dead processes left under ``results`` and in the temporary directory (call
-    it holding the lock); a live process's files stay. Returns what was removed."""
-    gone = []
-    for p in list(Path(results).rglob(".*.tmp*")):  # removing while walking could skip some
-        m = TEMPORARY.match(p.name)
-        if m and not owner_alive(int(m.group(1)), p):
-            _remove(p)
-            gone.append(p)
-    for d in Path(tempfile.gettempdir()).glob("hepfmt-fresh-*"):
-        m = SCRATCH.match(d.name)
-        if m and not owner_alive(int(m.group(1)), d):
-            shutil.rmtree(d, ignore_errors=True)
-            gone.append(d)
+def _written_down(doc: dict, where: Path) -> Path | None:
+    """The path an entry names, if it is still the thing written down and in ``where``
+    (the results directory; for a scratch directory, the temporary directory itself)."""
+    path = Path(str(doc.get("path", "")))
+    if not path.is_absolute() or path.parent.resolve() != path.parent:  # no link in between
+        return None
+    if doc.get("kind") == "scratch":
+        if path.parent != where or not path.name.startswith("hepfmt-"):
+            return None
+    elif where not in path.parents or not TEMPORARY.match(path.name):
+        return None
+    try:
+        st = path.lstat()
+    except OSError:
+        return None  # gone already
+    if "inode" in doc:
+        return path if (st.st_ino, st.st_dev) == (doc["inode"], doc.get("dev")) else None
+    # made after its entry: not a file that was there before hepfmt wrote the name down
+    registered = doc.get("registered_ns")
+    made = min(st.st_ctime_ns, st.st_mtime_ns)
+    slack = int(CLOCK_SLACK_S * 1e9)
+    return path if isinstance(registered, int) and made + slack >= registered else None
+
+
+def _sweep(ledger: Path, where: Path) -> list[Path]:
+    """Remove what the dead owners of ``ledger``'s entries left in ``where``, and their
+    entries; a live owner's (or another host's) entry stays."""
+    gone: list[Path] = []
+    try:
+        entries = sorted(ledger.glob("*.json"))
+    except OSError:
+        return gone
+    host = socket.gethostname()
+    for entry in entries:
+        try:
+            doc = records.read_json(entry, "ledger entry")
+        except HepfmtError:
+            doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("pid"), int):
+            # being written (its writer lives: it stays), or cut short by a kill: named after
+            # its writer (atomic.register), it names nothing to remove
+            writer = entry.name.split("-", 1)[0]
+            if not (writer.isdigit() and owner_alive(int(writer), entry)):
+                entry.unlink(missing_ok=True)
+            continue
+        if doc.get("host", host) != host or owner_alive(doc["pid"], entry):
+            continue
+        path = _written_down(doc, where)
+        if path is not None:
+            _remove(path)
+            gone.append(path)
+        entry.unlink(missing_ok=True)
     return gone
+
+
+def remove_leftovers(results: str | Path) -> list[Path]:
+    """Remove what dead processes left under ``results`` and in the temporary directory, as
+    written down in the ledgers (call it holding the lock); a live process's files, and
+    anything not written down, stay. Returns what was removed."""
+    root = Path(results).resolve()
+    gone = _sweep(root / atomic.LEDGER, root)
+    scratch = Path(tempfile.gettempdir()).resolve()
+    return gone + _sweep(atomic.scratch_ledger(), scratch)

@@ -1,6 +1,7 @@
 """``hepfmt bench rounds``: how far apart a pair job's rounds (fresh process pairs) land,
 against what their repeat pairs alone would let them (:func:`analysis.paired.round_spread`).
-It is the measurement behind taking every read interval over rounds, not pairs (docs/how-it-measures.md)."""
+It is the measurement behind taking every read interval over rounds, not pairs
+(docs/how-it-measures.md)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.records import data_file
 from analysis.samples.rntuple import columns as rntuple_columns
 from analysis.samples.schema import DTYPES, Field, Schema, schema_from_fields
 from analysis.samples.source import Column, to_column
@@ -234,6 +235,7 @@ def open_input(path: str | Path, tree: str = "Events") -> Input:
     """The file at ``path`` opened as what it holds; ``tree`` names the TTree or RNTuple of a
     ROOT file (Parquet has no name inside)."""
     path = str(path)
+    data_file(path, "input file")  # a FIFO would hang its first read
     if detect(path) == "parquet":
         return ParquetInput(path, tree)
     import uproot

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import records
 from analysis.errors import InputError
 from analysis.samples.chain import chain_tables, walk
 from analysis.samples.schema import Schema
@@ -205,14 +206,14 @@ class Model:
     def from_json(cls, path: str | Path) -> Model:
         schema = Schema.from_json(path)
         try:
-            doc = json.loads(Path(path).read_text())
+            doc = records.read_json(path, "hepfmt model")
             values = {k: ValueModel(**v) for k, v in doc["values"].items()}
             return cls(schema, values, _by_collection(schema, doc["multiplicity"]),
                        doc.get("n_events", 0), doc.get("origin", str(path)))
         except KeyError as exc:
             raise InputError(path, f"a schema without a value model (no {exc}); derive one "
                                    "with 'hepfmt schema extract'") from exc
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, AttributeError) as exc:
             raise InputError(path, f"not a hepfmt model ({exc})") from exc
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import records
 from analysis.errors import InputError
 
 #: dtypes a branch may have; all are fixed-width so "naive bytes" is well defined.
@@ -136,9 +137,9 @@ class Schema:
     @classmethod
     def from_json(cls, path: str | Path) -> Schema:
         try:
-            doc = json.loads(Path(path).read_text())
+            doc = records.read_json(path, "hepfmt schema")
             return cls(tuple(Branch(**b) for b in doc["branches"]), doc.get("origin", str(path)))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(path, f"not a hepfmt schema ({exc})") from exc
 
 

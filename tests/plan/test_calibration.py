@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis.cli import main
-from analysis.plan import calibration, cost, paths, resources, study
+from analysis.plan import calibration, cost, paths, resources, resultsdir, study
 from analysis.plan import config as cfg
 
 #: Snakemake's benchmark TSV header (Snakemake 9), and a row's fields after ``s``.
@@ -28,8 +28,10 @@ def _config(tmp_path: Path) -> dict:
 
 
 def _record(config: dict, rule: str, wildcards: dict, seconds: float) -> Path:
+    """A benchmark record an earlier run left (in a results directory it marked as hepfmt's)."""
     path = Path(paths.benchmark(config["results"], rule, wildcards))
     path.parent.mkdir(parents=True, exist_ok=True)
+    resultsdir.mark(config["results"])
     path.write_text(HEADER + repr(seconds) + REST)
     return path
 

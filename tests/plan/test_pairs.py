@@ -130,7 +130,9 @@ def test_every_timing_default_is_the_schemas() -> None:
 
 
 def test_the_default_study_spans_six_processes_even_at_its_slowest_pairs() -> None:
-    """pyarrow's all-branch read of the 200000-event file varies by process (docs/how-it-measures.md): its interval must come from six rounds, at one repeat pair each."""
+    """pyarrow's all-branch read of the 200000-event file varies by process
+    (docs/how-it-measures.md): its interval must come from six rounds, at one repeat pair
+    each."""
     c = cfg.load(ROOT / "config" / "default.yaml")
     slow = [j for j in study.pair_plan(c) if j.cluster_size == 100_000]
     assert slow and {j.sample for j in slow} == {"DYJetsToLL_100k"}

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from helpers import ROOT, SNAKEMAKE, run_snakemake, small_schema
 
-from analysis.plan import lock
+from analysis import atomic
+from analysis.plan import lock, resultsdir
 
 #: how `make run` resumes (Makefile RESUME)
 RESUME = ("--rerun-incomplete", "--nolock")
@@ -42,16 +43,25 @@ def sizes(results: Path) -> dict[str, int]:
             for p in sorted((results / "sizes").rglob("*.json"))}
 
 
+def _as(entry: Path | None, pid: int) -> None:
+    """Make a ledger entry another process's (as if ``pid`` had written it down)."""
+    assert entry is not None
+    entry.write_text(json.dumps({**json.loads(entry.read_text()), "pid": pid}))
+
+
 def test_leftovers_of_killed_jobs_are_removed(tmp_path: Path) -> None:
     results = tmp_path / "results"
     (results / "files").mkdir(parents=True)
+    resultsdir.mark(results)
     kept = results / "files" / "c200.root"
     kept.write_bytes(b"x")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     left = results / "files" / f".c200.root.tmp{dead.pid:07d}"  # (tests/plan/test_lock.py:
-    left.write_bytes(b"half")  # a live owner's temporary file stays)
+    _as(atomic.register(results / atomic.LEDGER, left, "temporary"), dead.pid)  # a live
+    left.write_bytes(b"half")  # owner's stays, and what hepfmt did not write down)
     scratch = Path(tempfile.mkdtemp(prefix=f"hepfmt-fresh-{dead.pid}-"))
+    _as(atomic.register(atomic.scratch_ledger(), scratch, "scratch", made=True), dead.pid)
     mine = Path(tempfile.mkdtemp(prefix=f"hepfmt-fresh-{os.getpid()}-"))
     try:
         assert set(lock.remove_leftovers(results)) >= {left, scratch}
