@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import EMPTY, Checksum, checksum, merge
 from analysis.codec import Levels, Variant
 from analysis.errors import InputError, VerificationError
 
@@ -343,7 +343,7 @@ def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
 
     def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
         check(path, branches)
-        out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+        out: dict[str, Checksum] = dict.fromkeys(branches, EMPTY)
         for chunk in chunks(path, branches, threads, Marks()):
             add_checksums(out, chunk, branches)
         return out
@@ -370,7 +370,7 @@ def awkward_checksums(chunks: Iterable, branches: list[str]) -> dict[str, Checks
     (chunks indexable by branch name)."""
     import awkward as ak
 
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    out: dict[str, Checksum] = dict.fromkeys(branches, EMPTY)
     for arrays in chunks:
         for b in branches:
             out[b] = merge(out[b], checksum(ak.to_numpy(ak.flatten(arrays[b], axis=None))))

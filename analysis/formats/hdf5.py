@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import EMPTY, Checksum, checksum, merge
 from analysis.codec import RAW_DECOMPRESSION, Variant
 from analysis.errors import InputError
 from analysis.formats.base import (
@@ -190,7 +190,7 @@ def _blocks(path: str, branches: list[str], marks: Marks,
 def _read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     with _open(path) as f:
         require_branches(path, f[GROUP], branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    out: dict[str, Checksum] = dict.fromkeys(branches, EMPTY)
 
     def fold(b: str, values: np.ndarray) -> None:
         out[b] = merge(out[b], checksum(values))

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.atomic import atomic_path
-from analysis.checksum import Checksum
+from analysis.checksum import EMPTY, Checksum
 from analysis.codec import PARQUET_CODECS, RAW_DECOMPRESSION, Variant, pyarrow_levels
 from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats import parquet_pages
@@ -228,7 +228,7 @@ def _polars_chunks(path: str, branches: list[str], threads: int, marks: Marks):
 
 def _read_polars(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
     _check_branches(path, branches)
-    out: dict[str, Checksum] = dict.fromkeys(branches, (0, 0))
+    out: dict[str, Checksum] = dict.fromkeys(branches, EMPTY)
     for frame in _polars_chunks(path, branches, threads, Marks()):
         add_checksums(out, frame.to_arrow(), branches)
     return out

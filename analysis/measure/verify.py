@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from analysis import formats
+from analysis.checksum import differs_by
 from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import HepfmtError, InputError, VerificationError
 from analysis.samples.source import describe_source, open_source, read_source_meta, schema_of
@@ -38,8 +39,12 @@ def check_source(path: str | Path) -> dict:
         raise InputError(path, f"{got['n_events']} events, its sidecar says {meta['n_events']}")
     bad = [b for b, c in got["checksums"].items() if c != list(meta["checksums"][b])]
     if bad:
+        want = meta["checksums"][bad[0]]
+        why = differs_by(tuple(got["checksums"][bad[0]]), tuple(want)) if len(want) == 4 \
+            else "its sidecar's checksums are of an older hepfmt, without order or type"
         raise InputError(path, f"{len(bad)} branches differ from the sidecar's checksums, e.g. "
-                               f"{bad[0]} (a corrupt source, or another sample's sidecar)")
+                               f"{bad[0]}: {why} (a corrupt source, or another sample's "
+                               "sidecar)")
     return meta
 
 
@@ -50,8 +55,11 @@ def differing(got: dict, names: list[str], checksums: dict) -> list[str]:
 
 def mismatch(reader: str, got: dict, bad: list[str], checksums: dict) -> str:
     """What :func:`differing` found, in one line for an error or a proof record."""
+    first, want = tuple(got[bad[0]]), tuple(checksums[bad[0]])
+    why = differs_by(first, want) if len(first) == len(want) == 4 else "another checksum form"
     return (f"{len(bad)} branches read back by {reader} differ from the source, e.g. "
-            f"{bad[0]} {fmt_checksum(got[bad[0]])} != {fmt_checksum(checksums[bad[0]])}")
+            f"{bad[0]} ({why}: {fmt_checksum(first) if len(first) == 4 else first} != "
+            f"{fmt_checksum(want) if len(want) == 4 else want})")
 
 
 def prove_readers(path: str | Path, adapter: str, meta: dict,

@@ -8,7 +8,6 @@ Arrow lists whose lengths equal the counter.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from analysis import records
 from analysis.atomic import write_json
-from analysis.checksum import Checksum, checksum, merge
+from analysis.checksum import EMPTY, Checksum, checksum, merge
 from analysis.errors import InputError
 from analysis.samples.schema import Branch, Schema
 
@@ -92,11 +92,9 @@ def iter_clusters(source: str | Path, names: list[str],
 
 
 def read_source_meta(path: str | Path) -> dict:
-    side = sidecar_path(path)
-    try:
-        return json.loads(side.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(side, f"missing or unreadable source sidecar ({exc})") from exc
+    """The sidecar of the source ``path``, read bounded and checked
+    (:func:`analysis.records.sidecar`)."""
+    return records.sidecar(sidecar_path(path))
 
 
 def schema_of(meta: dict) -> Schema:
@@ -105,7 +103,7 @@ def schema_of(meta: dict) -> Schema:
 
 def describe_source(path: str | Path, schema: Schema) -> dict:
     """Naive bytes and reference checksums of a written source, computed from the file itself."""
-    sums: dict[str, Checksum] = {b.name: (0, 0) for b in schema.branches}
+    sums: dict[str, Checksum] = dict.fromkeys(schema.names, EMPTY)
     n_values = dict.fromkeys(schema.names, 0)
     n_events = 0
     for batch in iter_batches(path):

@@ -421,7 +421,7 @@ url, branches = sys.argv[1], sys.argv[2].split(",")
 a = proc_io()
 flat = ROOT.hepfmt.ttreereader_checksums(url, TREE, branches)
 b = proc_io()
-print(json.dumps({"checksums": {br: [int(flat[2 * i]), int(flat[2 * i + 1])]
+print(json.dumps({"checksums": {br: [int(v) for v in flat[4 * i:4 * i + 4]]
                                 for i, br in enumerate(branches)},
                   "requests": int(ROOT.TFile.GetFileReadCalls()),
                   "bytes": int(ROOT.TFile.GetFileBytesRead()),
@@ -431,10 +431,10 @@ print(json.dumps({"checksums": {br: [int(flat[2 * i]), int(flat[2 * i + 1])]
 _UPROOT_READ = """
 import json, sys
 import awkward as ak, uproot
-from analysis.checksum import checksum, merge
+from analysis.checksum import EMPTY, checksum, merge
 from analysis.measure.storage.counters import proc_io, uproot_source
 url, branches = sys.argv[1], sys.argv[2].split(",")
-out = dict.fromkeys(branches, (0, 0))
+out = dict.fromkeys(branches, EMPTY)
 a = proc_io()
 with uproot.open(url) as f:
     # arrays(), not iterate(step_size="... MB"): sizing a step reads single baskets, whose
@@ -453,10 +453,11 @@ print(json.dumps({"checksums": out, "requests": n.requests, "bytes": n.bytes,
 _PYARROW_READ = """
 import json, sys, time
 import fsspec, pyarrow.parquet as pq
+from analysis.checksum import EMPTY
 from analysis.formats.base import add_checksums
 from analysis.measure.storage.counters import CountingFile, proc_io
 url, branches = sys.argv[1], sys.argv[2].split(",")
-out = dict.fromkeys(branches, (0, 0))
+out = dict.fromkeys(branches, EMPTY)
 a = proc_io(); t = time.perf_counter()
 with fsspec.open(url, "rb", cache_type="none") as raw, CountingFile(raw) as f:
     pf = pq.ParquetFile(f)

@@ -269,7 +269,8 @@ def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP,
 
     def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
         flat = _compiled(f"{loop}_checksums", library, path, branches)
-        return {b: (int(flat[2 * i]), int(flat[2 * i + 1])) for i, b in enumerate(branches)}
+        return {b: tuple(int(v) for v in flat[4 * i:4 * i + 4])
+                for i, b in enumerate(branches)}
 
     def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
         if is_url(path):  # read once per process too: a served file does not change under it

@@ -132,7 +132,12 @@ std::vector<Long64_t> cluster_ends(const std::string &path, const std::string &n
 
 template <typename Op> std::vector<ULong64_t> checksums(const std::vector<Op> &ops) {
   std::vector<ULong64_t> out;
-  for (const auto &o : ops) { out.push_back(o.n); out.push_back(o.s); }
+  for (const auto &o : ops) {
+    out.push_back(o.n);
+    out.push_back(o.s);
+    out.push_back(o.w);
+    out.push_back(o.t);
+  }
   return out;
 }
 
