@@ -14,10 +14,15 @@ The package is one subpackage per stage of the study, each importing only the st
 ``cli`` is the ``hepfmt`` command the workflow's rules call.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+def __getattr__(name: str) -> str:
+    """``__version__``, from the package metadata (pyproject.toml's [project] version: its one
+    source), looked up only when asked: importlib.metadata's scan of the installed
+    distributions is not work every ``import analysis`` of every job should do."""
+    if name != "__version__":
+        raise AttributeError(f"module 'analysis' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
 
-# One source of the version: the package metadata (pyproject.toml's [project] version).
-try:
-    __version__ = version("hepfmt")
-except PackageNotFoundError:  # a checkout used without installing it
-    __version__ = "0+unknown"
+    try:
+        return version("hepfmt")
+    except PackageNotFoundError:  # a checkout used without installing it
+        return "0+unknown"

@@ -22,12 +22,25 @@ from analysis.errors import (
 )
 
 
+class _Version(argparse.Action):
+    """``--version``: the package metadata is asked only when the option is given, not each
+    time a parser is built (every command, every job)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help=kwargs.get("help"))
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from analysis import __version__
+
+        print(f"hepfmt {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hepfmt", description="the command line the workflow's rules "
                                 "call, usable by hand for one step at a time")
-    from analysis import __version__
-
-    p.add_argument("--version", action="version", version=f"hepfmt {__version__}")
+    p.add_argument("--version", action=_Version, help="print hepfmt's version and exit")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the libraries' own messages (ROOT's) and tracebacks")
     p.add_argument("--memory-cap", type=memory_cap, metavar="SIZE",
