@@ -139,9 +139,27 @@ def child_env(cap: int | None) -> dict[str, str]:
     return {**os.environ, ENV: "off" if cap is None else str(cap)}
 
 
-def _limit(cap: int) -> tuple[int, int]:
+def data_now() -> int:
+    """This process's VmData now (bytes; 0 where /proc does not say): what RLIMIT_DATA counts."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _limit(cap: int, on_top: bool = False) -> tuple[int, int]:
+    """Cap the process's data at ``cap`` (a child, at its first step), or, ``on_top``, what it
+    may add from now on (a read in a process that has run before it): a long-lived process
+    (a test process that has loaded every library, whose allocators keep arenas) may already
+    hold more than a bare cap, and every allocation and thread after it would then fail, far
+    from the read the cap is for."""
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    resource.setrlimit(resource.RLIMIT_DATA, (cap if hard < 0 else min(cap, hard), hard))
+    limit = cap + (data_now() if on_top else 0)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit if hard < 0 else min(limit, hard), hard))
     return soft, hard
 
 
@@ -206,7 +224,7 @@ def capped(path: str | Path, data_bytes: float | None = None) -> Iterator[int | 
     if cap is None:
         yield None
         return
-    before = _limit(cap)
+    before = _limit(cap, on_top=True)
     try:
         yield cap
     except Exception as exc:
