@@ -148,7 +148,7 @@ def test_a_registered_toy_format_is_written_described_and_read(toy, source, tmp_
     # the tables: the plan record of a config naming the toy format, then tabulate
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({
-        "results": str(tmp_path), "samples": {"DY": {"process": "DYJetsToLL",
+        "results": str(tmp_path / "results"), "samples": {"DY": {"process": "DYJetsToLL",
                                                      "n_events": N_EVENTS}},
         "cluster_sizes": [CLUSTER_SIZE], "formats": {"toy": {"variants": ["none"]}},
         "measure": {"modes": ["warm"], "repetitions": 5,
