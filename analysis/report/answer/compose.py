@@ -7,7 +7,6 @@ rest is still written, so a partial run still gets the answer it can support.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ import pandas as pd
 
 from analysis.report.answer import facts as f
 from analysis.report.answer import wording as w
-from analysis.report.documents import provenance_cpus
+from analysis.report.documents import provenance_cpus, read_provenance
 
 
 @dataclass
@@ -72,7 +71,7 @@ def _table(answer: Answer, path: Path) -> pd.DataFrame | None:
 def _provenance(tables: Path, provenance: Path | None) -> dict:
     for p in (provenance, tables / "provenance.json", tables.parent / "provenance.json"):
         if p is not None and Path(p).is_file():
-            return json.loads(Path(p).read_text())
+            return read_provenance(p)
     return {}
 
 
@@ -100,7 +99,7 @@ def build(tables: str | Path, metadata: str | Path | None = None,
     if meta is not None and (meta.type == "nanoaod").any():
         answer.n_columns = int(meta[meta.type == "nanoaod"].n_columns.iloc[0])
     ratios, reads = _table(answer, tables / "ratios.csv"), _table(answer, tables / "reads.csv")
-    _speed(answer, ratios, _table(answer, tables / "pairs.csv"))
+    _speed(answer, ratios, _table(answer, tables / "pairs.csv"), cpu)
     _size(answer, _table(answer, tables / "size.csv"), cpu)
     _reads(answer, reads, cpu)
     _metadata(answer, meta, metadata)
@@ -108,7 +107,8 @@ def build(tables: str | Path, metadata: str | Path | None = None,
     return answer
 
 
-def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | None) -> None:
+def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | None,
+           cpu: str) -> None:
     if ratios is None:
         _missing(answer, answer.where / "ratios.csv", "ROOT / Parquet speed ratios are")
         return
@@ -138,8 +138,7 @@ def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | No
         "speed_lo", "speed_hi", "coverage", "n_over", "over", "n_samples", "ttree_reader",
         "parquet_reader", "cpu"])
     if pairs is not None:
-        answer.facts.claims += f.memory_claims(pairs, ", ".join(provenance_cpus(
-            answer.provenance)) if answer.provenance else "")
+        answer.facts.claims += f.memory_claims(pairs, cpu)
     else:
         _missing(answer, answer.where / "pairs.csv", "each side's peak memory is")
 

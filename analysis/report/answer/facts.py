@@ -209,7 +209,7 @@ def memory_claims(pairs: pd.DataFrame, cpu: str) -> list[Claim]:
     cluster size (repeats, all branches): what a user's process must hold."""
     p = pairs[(pairs.selection == "all") & (pairs.read == "repeats")
               & pairs.read_peak_mb.notna()]
-    fair = p[p.reader.isin(["columnar"]) | p.pair.isin(p[p.reader == "columnar"].pair)]
+    fair = p[p.pair.isin(p[p.reader == "columnar"].pair)]  # pairings with a columnar side
     p = fair if not fair.empty else p
     if p.empty:
         return []

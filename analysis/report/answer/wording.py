@@ -52,13 +52,10 @@ def verdict(ratio: float, lo: float, hi: float, first: str = "ROOT",
     span = f"{number(ratio)}× {interval(lo, hi)}"
     if math.isnan(cover) or cover < CLAIM_COVERAGE:
         return f"no claim at {coverage(cover)} coverage: {span}"
-    if lo > 1:
-        size = ", an order of magnitude" if ratio >= ORDER_OF_MAGNITUDE else ""
-        return f"{first} faster{size}: {span}"
-    if hi < 1:
-        size = ", an order of magnitude" if 1 / ratio >= ORDER_OF_MAGNITUDE else ""
-        return f"{second} faster{size}: {span}"
-    return f"about the same (the interval holds 1): {span}"
+    if not is_claim(lo, hi, cover):
+        return f"about the same (the interval holds 1): {span}"
+    size = ", an order of magnitude" if max(ratio, 1 / ratio) >= ORDER_OF_MAGNITUDE else ""
+    return f"{first if lo > 1 else second} faster{size}: {span}"
 
 
 def direction_word(ratio: float, lo: float, hi: float, first: str = "ROOT",
