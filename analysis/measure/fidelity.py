@@ -17,16 +17,18 @@ cluster compresses as the real file does, and the averages over replicas are sta
 from __future__ import annotations
 
 import math
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis import formats
+from analysis.atomic import scratch_dir
+from analysis.errors import InputError
 from analysis.measure.sizes import size_record
 from analysis.samples.generate import generate
 from analysis.samples.importer import import_tree
+from analysis.samples.inputs import open_input
 from analysis.samples.model import Model, mantissa_bits
 from analysis.samples.schema import Schema
 from analysis.samples.source import (
@@ -48,6 +50,11 @@ GOAL = 0.15
 MIN_SHARE = 0.01
 #: The synthetic sample has at least this many events (whole replicas of the real file).
 MIN_SYNTHETIC_EVENTS = 1000
+#: The fewest real events a judgement is made on. The synthetic sample is written in clusters
+#: of the real file's size, so a file of 2 events asked for 500 clusters of 2 events (a
+#: Parquet file of 500 row groups x 1582 columns: 3.2 GB and a C++ abort in 2026-11); from 5
+#: events on, the replicas (at most 200) keep every written file's metadata small.
+MIN_JUDGED_EVENTS = 5
 #: The codec per format whose group budgets the report tabulates.
 REFERENCE = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3"}
 #: Rows of the worst-offenders list.
@@ -56,7 +63,17 @@ WORST = 10
 
 def replicas(n_events: int) -> int:
     """How many real-file-sized replicas the synthetic sample holds."""
-    return max(1, math.ceil(MIN_SYNTHETIC_EVENTS / max(n_events, 1)))
+    return max(1, math.ceil(MIN_SYNTHETIC_EVENTS / max(n_events, MIN_JUDGED_EVENTS)))
+
+
+def require_events(path: str, tree: str, needed: int, what: str) -> int:
+    """The entries of ``path``'s ``tree``, refused in one line before anything is written when
+    fewer than ``needed`` (a judgement on fewer events says nothing and writes clusters too
+    small to be files)."""
+    n = open_input(path, tree).require_entries()
+    if n < needed:
+        raise InputError(path, f"{n} entries: {what} needs at least {needed}")
+    return n
 
 
 def _sizes(source: Path, work: Path, codecs: list[tuple[str, str]],
@@ -124,9 +141,9 @@ def compare_models(real: str, models: dict[str, tuple[Model, frozenset[str]]],
     """:func:`compare` of one real file with several models (name -> model and its unjudged
     groups): the real file is imported and written through the codecs once."""
     codecs = codecs or CODECS
+    require_events(real, tree, MIN_JUDGED_EVENTS, "a judgement of a model")
     out = {}
-    with tempfile.TemporaryDirectory(prefix="hepfmt-fidelity-") as tmp:
-        work = Path(tmp)
+    with scratch_dir(prefix="hepfmt-fidelity-") as work:
         real_src = work / "real.arrow"
         schema = import_tree(real, tree, real_src)
         n = write_sidecar(real_src, schema, "real", source_file=real, tree=tree)["n_events"]

@@ -17,7 +17,6 @@ many standard errors of the two halves' means each multiplicity differs.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from analysis.errors import InputError
+from analysis.atomic import scratch_dir
 from analysis.measure import fidelity
 from analysis.samples.importer import import_tree
 from analysis.samples.learn import extract, learn_multiplicity
@@ -53,9 +52,6 @@ def halves(path: str, tree: str, work: Path) -> tuple[Path, Path]:
     table = open_source(src).read_all()
     src.unlink()
     n = table.num_rows
-    if n < 2:
-        raise InputError(path, f"{n} entry cannot be split into a half to learn from and a "
-                               "half to judge")
     out = (work / "learn.parquet", work / "judge.parquet")
     pq.write_table(table.slice(0, n // 2), out[0], compression="none")
     pq.write_table(table.slice(n // 2), out[1], compression="none")
@@ -106,8 +102,11 @@ def judge(real: str, model: Model, tree: str = "Events", seed: int = 1,
 def held_out(path: str, tree: str = "Events", seed: int = 1,
              codecs: list[tuple[str, str]] | None = None) -> OutOfSample:
     """The file's second half judged against a model learned from its first."""
-    with tempfile.TemporaryDirectory(prefix="hepfmt-heldout-") as tmp:
-        learn, judged = halves(path, tree, Path(tmp))
+    fidelity.require_events(path, tree, 2 * fidelity.MIN_JUDGED_EVENTS,
+                            "a held-out judgement (two halves of "
+                            f"{fidelity.MIN_JUDGED_EVENTS} or more)")
+    with scratch_dir(prefix="hepfmt-heldout-") as tmp:
+        learn, judged = halves(path, tree, tmp)
         n_learn = pq.read_metadata(learn).num_rows
         n = n_learn + pq.read_metadata(judged).num_rows
         model = extract(learn)

@@ -122,3 +122,32 @@ def test_learn_from_another_file_is_judged_out_of_sample(part: Path, tmp_path: P
     text = report.read_text()
     assert "(out of sample, at the judged events' multiplicities)" in text
     assert "## The whole model, multiplicities as learned" in text
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_a_tiny_file_is_refused_before_anything_is_written(
+        part: Path, tmp_path: Path, capsys: pytest.CaptureFixture, held: bool) -> None:
+    """Two events once asked for 500 clusters of two events (3.2 GB, a C++ abort, 68 MB of
+    scratch directories left): now one line saying how many a judgement needs, and no scratch
+    directory made."""
+    import tempfile
+
+    tiny = tmp_path / "tiny.parquet"
+    pq.write_table(pq.read_table(part).slice(0, 2), tiny)
+    def scratch() -> set[Path]:
+        tmp = Path(tempfile.gettempdir())
+        return {*tmp.glob("hepfmt-fidelity-*"), *tmp.glob("hepfmt-heldout-*")}
+
+    before = scratch()
+    args = ["validate-model", str(tiny), "--report-only"] + (["--held-out"] if held else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    needed = 2 * fidelity.MIN_JUDGED_EVENTS if held else fidelity.MIN_JUDGED_EVENTS
+    assert err[-1].endswith(f"{tiny}: 2 entries: " + (
+        f"a held-out judgement (two halves of {fidelity.MIN_JUDGED_EVENTS} or more) needs at "
+        f"least {needed}" if held else f"a judgement of a model needs at least {needed}")), err
+    assert scratch() <= before
+
+
+def test_replicas_stay_few_for_the_smallest_judged_file() -> None:
+    assert fidelity.replicas(1) == fidelity.replicas(fidelity.MIN_JUDGED_EVENTS) <= 200
