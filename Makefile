@@ -9,8 +9,9 @@
 #               snakemake --lint; the docs site's strict build; pytest);
 #               .ci/run calls exactly this
 #   make docs   the docs site (mkdocs.yml, docs/) into site/, --strict: a broken link or include fails
-# Both set up the machine's services where missing (tools/services.sh: SLURM for the tests,
-# XRootD and toxiproxy for the storage profiles; root and apt-get needed, else their tests skip).
+# Services (tools/services.sh: SLURM for the tests, XRootD and toxiproxy for the storage
+# profiles; root and apt-get needed, else their tests skip) are set up only by the targets that
+# use them: make test, make services, and make run TARGETS=storage.
 # Targets come before --configfile, which takes every word after it (Snakemake 9).
 # Variables: PYTHON (>= 3.11), CORES (snakemake --cores), CONFIG (a config file), VENV,
 # TARGETS (Snakemake targets of run / dryrun / report), REPORT (the report's path).
@@ -56,11 +57,17 @@ $(QUIET_CONDOR): $(STAMP) $(PLAIN_CONFIGS)
 	$(BIN)/python -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()["purelib"], "hepfmt-quiet-condor.pth").write_text("import warnings; warnings.filterwarnings(\"ignore\", message=\"The environment variable CONDOR_CONFIG is unset\", category=UserWarning)\n")'
 	touch $@
 
-# The services, once per .venv (delete the stamp to try again, e.g. after becoming root).
+# The services, once per .venv (delete the stamp to try again, e.g. after becoming root): only
+# the targets that use one set them up (`make services` alone too). The default study (`all
+# metadata`) needs none, so `make run` installs no system package; a run of the `storage` target
+# serves files with XRootD behind toxiproxy, the tests start SLURM and XRootD.
 SERVICES := $(VENV)/.hepfmt-services
 $(SERVICES): $(STAMP)
 	tools/services.sh $(VENV) slurm xrootd toxiproxy
 	touch $@
+.PHONY: services
+services: $(SERVICES)
+NEEDS_SERVICES := $(if $(filter storage,$(TARGETS)),$(SERVICES))
 
 # A killed run resumes with the same command: --rerun-incomplete redoes the jobs it cut short;
 # --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
@@ -71,7 +78,7 @@ RESUME := --rerun-incomplete --nolock
 # minutes on a multi-MB value; check-config refuses those in one line naming the file or key.
 CHECK := $(BIN)/hepfmt check-config $(CONFIG)
 
-run: $(STAMP) $(QUIET_CONDOR) $(SERVICES)
+run: $(STAMP) $(QUIET_CONDOR) $(NEEDS_SERVICES)
 	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) $(RESUME) --configfile $(CONFIG)
 
@@ -114,7 +121,7 @@ reference:
 		$$(test -d $$ref/metadata && echo --metadata $$ref/metadata) && \
 	echo "make reference: $$ref"
 
-dryrun: $(STAMP) $(QUIET_CONDOR) $(SERVICES)
+dryrun: $(STAMP) $(QUIET_CONDOR) $(NEEDS_SERVICES)
 	$(CHECK)
 	$(RUN) $(BIN)/snakemake $(TARGETS) --cores $(CORES) --dry-run --configfile $(CONFIG)
 
