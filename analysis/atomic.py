@@ -92,6 +92,30 @@ def scratch_dir(prefix: str = "hepfmt-scratch-") -> Iterator[Path]:
         unregister(entry)
 
 
+def release_scratch_of(pid: int) -> list[Path]:
+    """Remove the scratch directories the (ended) process ``pid`` wrote down and left: a child
+    that a C++ abort or a kill ended runs no clean-up of its own, and its parent, which waited
+    for it, knows it is gone. Only entries that still name the directory written down (its
+    inode) in the temporary directory are removed. Returns what was removed."""
+    ledger, tmp = scratch_ledger(), Path(tempfile.gettempdir()).resolve()
+    gone = []
+    for entry in ledger.glob(f"{pid:07d}-*.json"):
+        try:
+            doc = json.loads(entry.read_bytes()[:65536])
+            path = Path(doc["path"])
+            st = path.lstat()
+            mine = (doc.get("pid") == pid and doc.get("kind") == "scratch"
+                    and path.parent == tmp and path.name.startswith("hepfmt-")
+                    and (st.st_ino, st.st_dev) == (doc.get("inode"), doc.get("dev")))
+        except (OSError, ValueError, KeyError, TypeError):
+            mine = False
+        if mine:
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+        entry.unlink(missing_ok=True)
+    return gone
+
+
 @contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path; rename it to ``target`` if the block finishes without error."""

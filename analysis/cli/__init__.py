@@ -68,6 +68,19 @@ def _subject(a: argparse.Namespace) -> str:
     return a.command
 
 
+def _time_limit(a: argparse.Namespace) -> None:
+    """A command that reads files from elsewhere: its ``--time-limit`` for its reading
+    processes (they inherit it), and ``HEPFMT_TIME_LIMIT`` checked before any of them starts."""
+    if not hasattr(a, "time_limit"):
+        return
+    from analysis.measure import timelimit
+
+    if a.time_limit is not None:
+        os.environ[timelimit.ENV] = repr(a.time_limit)
+    elif os.environ.get(timelimit.ENV):
+        timelimit.parse(os.environ[timelimit.ENV])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Bad input, a wrong config or a full disk end in one line naming the
     file and the problem, and exit status 2; ``--verbose`` adds the libraries' detail."""
@@ -80,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ[ENV] = args.memory_cap  # ... and this
     try:
+        _time_limit(args)
         args.func(args)
     except HepfmtError as exc:  # the whole text of the libraries' messages with --verbose
         note_failure(exc)
@@ -92,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         note_failure(exc)         # line unless asked for the detail
         if verbose():
             raise
-        print(f"hepfmt {args.command}: error: {_subject(args)}: {type(exc).__name__}: "
-              f"{brief(str(exc))} (--verbose for the detail)", file=sys.stderr)
+        words = brief(str(exc)) or "no message"  # the exception's name is the detail's
+        print(f"hepfmt {args.command}: error: {_subject(args)}: {args.command} failed: "
+              f"{words} (--verbose for the detail)", file=sys.stderr)
         return 2
     return 0
 

@@ -6,7 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import adapter, listed, task_numbers, written_file_arguments
+from analysis.cli.arguments import (
+    adapter,
+    listed,
+    task_numbers,
+    time_limit_argument,
+    written_file_arguments,
+)
 from analysis.defaults import default
 from analysis.errors import UsageError
 from analysis.queries import distributed_engines
@@ -77,6 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                             "the engines that run distributed ("
                                             + ", ".join(distributed_engines()) + ")")
     q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    time_limit_argument(q)
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_query)
 

@@ -33,6 +33,24 @@ def memory_cap(text: str) -> str:
     return text
 
 
+def time_limit(text: str) -> float:
+    from analysis.measure import timelimit
+
+    try:
+        return timelimit.parse(text, "--time-limit")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
+
+
+def time_limit_argument(p: argparse.ArgumentParser) -> None:
+    """``--time-limit``, on every command that reads a file it did not write: how long one of
+    its reading processes may run (:mod:`analysis.measure.timelimit`)."""
+    p.add_argument("--time-limit", type=time_limit, metavar="SECONDS",
+                   help="the most seconds a process reading the file may run (default: from "
+                        "the data the file holds, at least 120; also HEPFMT_TIME_LIMIT); a "
+                        "damaged file that takes longer is refused")
+
+
 def names(text: str) -> list[str]:
     return [x for x in text.split(",") if x]
 

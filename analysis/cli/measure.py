@@ -12,6 +12,7 @@ from analysis.cli.arguments import (
     resolved_selections,
     selection,
     stopping_arguments,
+    time_limit_argument,
     written_file_arguments,
 )
 from analysis.defaults import default
@@ -97,6 +98,7 @@ def _pair_parser(sub) -> None:
                    help="the file length whole-file time ratios are stated at")
     q.add_argument("--threads", type=int, default=1)
     q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    time_limit_argument(q)
     q.add_argument("-o", "--output", required=True)
     q.set_defaults(func=cmd_pair)
 
@@ -129,6 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     stopping_arguments(m, "timed repetitions per cache mode", "measure", "one read and mode")
     m.add_argument("--threads", default="1", help="reader threads, or a sweep: 1,2,4")
     m.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    time_limit_argument(m)
     m.add_argument("--size-record",
                    help="the file's size record from convert: its bytes per branch, and the "
                         "readers proven there, which are then not proven again")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import option
+from analysis.cli.arguments import option, time_limit_argument
 from analysis.defaults import default
 
 
@@ -81,6 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"{default('metadata.min_repetitions')} repetitions suffice")
     t.add_argument("--rust-helper", help="record from 'metadata build-helper' (arrow-rs)")
     t.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    time_limit_argument(t)
     t.add_argument("-o", "--output", required=True)
     t.set_defaults(func=cmd_metadata_time)
 

@@ -33,7 +33,8 @@ def cmd_figure(a: argparse.Namespace) -> None:
 def cmd_answer(a: argparse.Namespace) -> None:
     from analysis.report import answer
 
-    written = answer.write(a.tables, a.output or a.tables, a.metadata, a.provenance, a.source)
+    written = answer.write(a.tables, a.output or a.tables, a.metadata, a.provenance, a.source,
+                           a.other_reference)
     for gap in written.facts.gaps:
         print(f"hepfmt answer: {gap.text}", file=sys.stderr)
     if a.into:
@@ -104,6 +105,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--source", help="how answer.md names the tables (default: --tables)")
     a.add_argument("--into", metavar="FILE", help="also copy answer.md into FILE between its "
                    "'<!-- answer:begin -->' and '<!-- answer:end -->' lines (the README)")
+    a.add_argument("--other-reference", metavar="DIR", help="another CPU's run (a reference "
+                   "directory, or a results directory with tables/ratios.csv): where it "
+                   "disagrees with a stated ratio, the answer says so with both numbers")
     a.set_defaults(func=cmd_answer)
 
     k = sub.add_parser("check-config", help="validate a config file; count its files and "

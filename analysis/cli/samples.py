@@ -1,13 +1,23 @@
-"""Making and judging source samples: generate, import, schema extract, validate-model."""
+"""Making and judging source samples: generate, import, schema extract, validate-model.
+
+Import, schema extract and validate-model read a file from elsewhere, so each runs in a child
+process (:func:`analysis.measure.isolated.call`) under the memory cap and the time limit: a
+damaged file that makes a library loop or allocate without bound is refused in one line. The
+functions the children run are here, beside their commands."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
 
+from analysis.cli.arguments import time_limit_argument
 from analysis.errors import UsageError
+
+#: An import or a judgement has no time-out of its own: the file's time limit bounds it.
+NO_TIMEOUT = math.inf
 
 
 def cmd_generate(a: argparse.Namespace) -> None:
@@ -25,29 +35,42 @@ def cmd_generate(a: argparse.Namespace) -> None:
                   seed=a.seed, model_origin=model.origin)
 
 
-def cmd_import(a: argparse.Namespace) -> None:
-    from analysis.measure import memcap
+def import_file(file: str, tree: str, output: str, sample: str) -> None:
+    """The import, in its child: the source and its sidecar."""
     from analysis.samples.importer import import_tree
     from analysis.samples.source import write_sidecar
 
-    with memcap.capped(a.file):  # a file from elsewhere, read in this process
-        schema = import_tree(a.file, a.tree, a.output)
-    write_sidecar(a.output, schema, a.sample or Path(a.output).stem, process="real",
-                  source_file=a.file, tree=a.tree)
+    schema = import_tree(file, tree, output)
+    write_sidecar(output, schema, sample, process="real", source_file=file, tree=tree)
+
+
+def cmd_import(a: argparse.Namespace) -> None:
+    from analysis.measure import isolated
+
+    isolated.call("analysis.cli.samples:import_file",
+                  {"file": a.file, "tree": a.tree, "output": a.output,
+                   "sample": a.sample or Path(a.output).stem}, a.file, "import", NO_TIMEOUT)
+
+
+def extract_model(file: str, tree: str, output: str) -> str:
+    """The schema extract, in its child: the model written, and what it holds."""
+    from analysis.atomic import atomic_path
+    from analysis.samples.learn import extract
+
+    model = extract(file, tree)
+    with atomic_path(output) as tmp:
+        model.to_json(tmp)
+    return (f"{len(model.schema.branches)} branches, {len(model.multiplicity)} collections, "
+            f"learned from {model.n_events} events of {model.origin}")
 
 
 def cmd_schema_extract(a: argparse.Namespace) -> None:
-    from analysis.atomic import atomic_path
-    from analysis.measure import memcap
-    from analysis.samples.learn import extract
+    from analysis.measure import isolated
 
-    with memcap.capped(a.file):  # a file from elsewhere, read in this process
-        model = extract(a.file, a.tree)
-    with atomic_path(a.output) as tmp:
-        model.to_json(tmp)
-    print(f"{a.output}: {len(model.schema.branches)} branches, {len(model.multiplicity)} "
-          f"collections, learned from {model.n_events} events of {model.origin}",
-          file=sys.stderr)
+    held = isolated.call("analysis.cli.samples:extract_model",
+                         {"file": a.file, "tree": a.tree, "output": a.output}, a.file,
+                         "schema extract", NO_TIMEOUT)
+    print(f"{a.output}: {held}", file=sys.stderr)
 
 
 def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[str, object]:
@@ -57,13 +80,8 @@ def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[str, object]:
     from analysis.samples.inputs import extract_schema
 
     if a.held_out:
-        if a.model or a.learn_from:
-            raise UsageError("--held-out", "learns its model from the file's first half: "
-                                            "give neither MODEL nor --learn-from")
         result = heldout.held_out(a.file, a.tree, a.seed)
         return heldout.report(result, notes), result.values
-    if a.model and a.learn_from:
-        raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
     if a.learn_from:
         from analysis.samples.learn import extract
 
@@ -74,7 +92,6 @@ def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[str, object]:
         model = load_model(a.model)
     mismatch = fidelity.schema_mismatch(model.schema, extract_schema(a.file, a.tree))
     if mismatch:
-        print(f"hepfmt validate-model: warning: {a.file}: {mismatch}", file=sys.stderr)
         notes.append(mismatch)
     if a.learn_from:
         result = heldout.judge(a.file, model, a.tree, a.seed)
@@ -83,26 +100,43 @@ def _judge_model(a: argparse.Namespace, notes: list[str]) -> tuple[str, object]:
     return fidelity.report(tables, a.file, model.origin, notes), tables
 
 
+def judge_model(**options: object) -> dict:
+    """validate-model's judgement, in its child: the report, the notes to warn of, and the
+    checks that miss the goal (their count and the worst three)."""
+    from analysis.measure.fidelity import misses
+
+    notes: list[str] = []
+    text, tables = _judge_model(argparse.Namespace(**options), notes)
+    missed = misses(tables)
+    worst = ", ".join(f"{r['format']} {r['variant']} {r['group']} {r['diff %']:+.0f}%"
+                      for r in missed.head(3).to_dict("records"))
+    return {"text": text, "notes": notes, "missed": len(missed), "worst": worst}
+
+
 def cmd_validate_model(a: argparse.Namespace) -> None:
     """Judge a model against a real file: a given one (or the built-in), one learned from
     another file (``--learn-from``), or one learned from the file's first half and judged
     against its second (``--held-out``)."""
     from analysis.errors import VerificationError
-    from analysis.measure import memcap
-    from analysis.measure.fidelity import GOAL, misses
+    from analysis.measure import isolated
+    from analysis.measure.fidelity import GOAL
 
-    notes: list[str] = []
-    with memcap.capped(a.file):  # files from elsewhere, read in this process
-        text, tables = _judge_model(a, notes)
-    print(text)
+    if a.held_out and (a.model or a.learn_from):
+        raise UsageError("--held-out", "learns its model from the file's first half: "
+                                        "give neither MODEL nor --learn-from")
+    if a.model and a.learn_from:
+        raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
+    judged = isolated.call("analysis.cli.samples:judge_model", {
+        "file": a.file, "model": a.model, "tree": a.tree, "held_out": a.held_out,
+        "learn_from": a.learn_from, "seed": a.seed}, a.file, "validate-model", NO_TIMEOUT)
+    for note in judged["notes"]:
+        print(f"hepfmt validate-model: warning: {a.file}: {note}", file=sys.stderr)
+    print(judged["text"])
     if a.output:
-        Path(a.output).write_text(text)
-    missed = misses(tables)
-    if len(missed) and not a.report_only:
-        worst = ", ".join(f"{r['format']} {r['variant']} {r['group']} {r['diff %']:+.0f}%"
-                          for r in missed.head(3).to_dict("records"))
+        Path(a.output).write_text(judged["text"])
+    if judged["missed"] and not a.report_only:
         raise VerificationError(a.file, f"the synthetic sample misses the {GOAL:.0%} goal in "
-                                        f"{len(missed)} checks (worst: {worst})")
+                                        f"{judged['missed']} checks (worst: {judged['worst']})")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -123,6 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     i.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
     i.add_argument("-o", "--output", required=True)
+    time_limit_argument(i)
     i.set_defaults(func=cmd_import)
 
     s = sub.add_parser("schema", help="branch schemas and value models")
@@ -133,6 +168,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     se.add_argument("file")
     se.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     se.add_argument("-o", "--output", required=True)
+    time_limit_argument(se)
     se.set_defaults(func=cmd_schema_extract)
 
     v = sub.add_parser("validate-model", help="compare a real file with a synthetic sample of "
@@ -150,5 +186,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("-o", "--output", help="also write the report (Markdown) here")
     v.add_argument("--report-only", action="store_true",
                    help="exit 0 even when the synthetic sample misses the goal")
+    time_limit_argument(v)
     v.set_defaults(func=cmd_validate_model)
 

@@ -12,6 +12,7 @@ from analysis.cli.arguments import (
     selection,
     stopping_arguments,
     storage_profiles,
+    time_limit_argument,
     written_file_arguments,
 )
 from analysis.defaults import default
@@ -63,7 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--threads", type=int, default=1, help="reader threads")
     s.add_argument("--workdir", help="where emulated devices keep their images (default: "
                                      "the temporary directory)")
-    s.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    s.add_argument("--timeout", type=float, default=default("measure.timeout_s"),
+                   help="seconds one reading process may run at most (default: %(default)s)")
+    time_limit_argument(s)
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_storage)
 

@@ -35,9 +35,10 @@ with every thread (each reserves its stacks and arenas); the data limit tracks w
 Linux does not enforce ``RLIMIT_RSS``, and cgroups are not relied on (not writable everywhere).
 
 The default cap: :data:`BASE` plus :data:`PER_BYTE` times the data's uncompressed bytes (the
-source sidecar's naive bytes where the caller knows them, else the file's size times
-:data:`EXPANSION`), plus :data:`PER_THREAD` per extra thread, at least :data:`FLOOR`, at most the
-machine's memory. A healthy read of 100000 events (311 MB naive) holds up to 1.5 GB of data
+source sidecar's naive bytes where the caller knows them, else the bytes the file holds
+(:func:`held_bytes`: its allocated blocks where fewer than its length) times
+:data:`EXPANSION`), plus :data:`PER_THREAD` per extra thread, at least :data:`FLOOR`, at most
+the machine's memory. A healthy read of 100000 events (311 MB naive) holds up to 1.5 GB of data
 above its start-up, 4.8 bytes per naive byte: the default there is 4.5 GB, 1.6 GB above the
 most a healthy read of it took (2.9 GB). Set it with ``HEPFMT_MEMORY_CAP`` (``8G``, ``512M``,
 bytes; ``off``) or ``hepfmt --memory-cap``; a file that needs more than the default is named
@@ -106,13 +107,21 @@ def machine_bytes() -> int:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
+def held_bytes(st: os.stat_result) -> int:
+    """The bytes a file really holds: its length, or its allocated blocks where they are fewer.
+    A sparse tail (``truncate -s 3G``) is length without data: it raised the cap to the
+    machine's memory, though nothing in it can make a library hold more."""
+    return min(st.st_size, st.st_blocks * 512)
+
+
 def file_bytes(path: str | Path) -> int:
-    """A file's bytes, or a directory's files' (0 where it cannot be seen: a URL)."""
+    """The bytes a file holds (:func:`held_bytes`), or a directory's files' (0 where it cannot
+    be seen: a URL)."""
     p = Path(path)
     try:
         if p.is_dir():
-            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
-        return p.stat().st_size
+            return sum(held_bytes(f.stat()) for f in p.rglob("*") if f.is_file())
+        return held_bytes(p.stat())
     except OSError:
         return 0
 

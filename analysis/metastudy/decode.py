@@ -36,6 +36,7 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from analysis.atomic import write_json
 from analysis.defaults import default
 from analysis.errors import HepfmtError, InputError, VerificationError, exit_with
 from analysis.formats.root.backend import TREE, root
-from analysis.measure import isolated, memcap
+from analysis.measure import isolated, memcap, timelimit
 from analysis.measure.pagecache import resident_pages
 from analysis.measure.timing import Stopping, interleaved
 from analysis.provenance import collect
@@ -264,16 +265,27 @@ def _rust_timing(spec: TimingSpec, binary: str, timeout: float) -> dict[str, dic
     """The helper times itself (its own process, its own loop); returns times per row name.
     It reads the file (into memory, as the memory mode does) under the cap of its bytes."""
     cap = memcap.cap_for(spec.path, Path(spec.path).stat().st_size)
-    try:
-        proc = subprocess.run(memcap.command([binary, spec.path, str(spec.repetitions)], cap),
-                              capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise VerificationError(spec.path, f"arrow-rs helper failed: {exc}") from exc
+    limit, _ = timelimit.effective(spec.path, timeout)
+    started = time.monotonic()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            proc = subprocess.Popen(memcap.command([binary, spec.path, str(spec.repetitions)],
+                                                   cap), stdout=out, stderr=err, text=True,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise VerificationError(spec.path, f"arrow-rs helper failed: {exc}") from exc
+        ended = isolated.wait(proc, limit)  # the helper's whole process group on time-out
+        if ended is None:
+            raise timelimit.stopped(spec.path, "arrow-rs helper", time.monotonic() - started,
+                                    limit)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
-        if memcap.reached(cap, proc.stderr, proc.returncode < 0, 0):
-            raise memcap.exceeded(spec.path, cap, proc.stderr)
-        raise VerificationError(spec.path, f"arrow-rs helper failed: {proc.stderr.strip()}")
-    doc = json.loads(proc.stdout)
+        if memcap.reached(cap, stderr, proc.returncode < 0, 0):
+            raise memcap.exceeded(spec.path, cap, stderr)
+        raise VerificationError(spec.path, f"arrow-rs helper failed: {stderr.strip()}")
+    doc = json.loads(stdout)
     if (doc["columns"], doc["rows"]) != (spec.columns, spec.rows):
         raise VerificationError(spec.path, f"arrow-rs decoded (columns, rows) = "
                                            f"({doc['columns']}, {doc['rows']}), the file has "
