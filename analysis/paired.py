@@ -21,6 +21,12 @@ Quantities, each ROOT over Parquet so that above 1 means ROOT is faster or large
   more chunks: from the file itself, never another file's set-up);
 * ``file_time``: the time to read a file of ``file_events`` events, open + set-up + events /
   steady rate (ROOT's over Parquet's: below 1 means ROOT is faster), where both have a rate.
+
+Beside the whole read's wall-time ratio (``rate``), its ratio in CPU time (user + system) and
+in user time alone (:data:`CPU_RATIOS`, Parquet's over ROOT's like ``rate``), with intervals
+taken the same way over the same pairs, and each side's system share of its CPU time: what of a
+wall-time ratio is decoding work and what is the kernel's (page faults, an allocator's
+``mmap``/``munmap``), which moves with the machine and the allocator, not the format.
 """
 
 from __future__ import annotations
@@ -37,6 +43,29 @@ SIDES = ("ttree", "parquet")
 #: The two kinds of read: the first in a fresh process, and the repeats after it.
 READS = ("first", "repeats")
 QUANTITIES = ("rate", "throughput", "file_time")
+#: The whole read's ratios in CPU time, each a per-scan figure of both sides (Parquet's over
+#: ROOT's, as ``rate``): the column prefix in a ratio row -> the scan's figure.
+CPU_RATIOS = {"cpu": ("user_s", "sys_s"), "user": ("user_s",)}
+#: Where a scan's split is: :func:`analysis.measure.reads.usage_split`.
+SPLIT = ("user_s", "sys_s", "wait_s", "majflt")
+
+
+def _split_value(rep: dict, keys: tuple[str, ...]) -> float:
+    """The sum of a scan's figures ``keys``, NaN where one is missing (a record from before
+    the CPU split)."""
+    values = [rep.get(k) for k in keys]
+    return float("nan") if any(v is None for v in values) else float(sum(values))
+
+
+def _over(a: float, b: float) -> float:
+    """``a / b``, NaN where ``b`` is 0 (a scan too short for the clock ticks of getrusage)."""
+    return a / b if b else float("nan")
+
+
+def _median(reps: list[dict], key: str) -> float:
+    """The median of one figure over scans, NaN unless every scan has it."""
+    values = [r.get(key) for r in reps]
+    return float(np.median(values)) if values and None not in values else float("nan")
 
 
 def rep_parts(rep: dict) -> dict:
@@ -105,9 +134,16 @@ def _ratio(quantity: str) -> Callable[[float, float], float]:
     return lambda root, parquet: root / parquet
 
 
+def _most(reps: list[dict], key: str) -> float:
+    """The largest of one figure over scans, NaN unless every scan has it."""
+    values = [r.get(key) for r in reps]
+    return float(max(values)) if values and None not in values else float("nan")
+
+
 def side_rows(doc: dict) -> list[dict]:
     """Per selection × side × kind of read: the median time with its interval, and the
-    median open, set-up, steady rate, CPU time, minor page faults and the read's own peak
+    median open, set-up, steady rate, CPU time and its split (user, system, waiting: NaN in a
+    record from before it), minor and major page faults and the read's own peak
     memory above the process's resident set before its first read (first read: that read's;
     repeats: the most over them)."""
     rows = []
@@ -145,8 +181,8 @@ def side_rows(doc: dict) -> list[dict]:
                     "chunks": each[0]["chunks"],
                     "cpu_s": float(np.median([r["cpu_s"] for r in reps])),
                     "minflt": float(np.median([r.get("minflt", np.nan) for r in reps])),
-                    "read_peak_rss_bytes": float(max(r.get("read_peak_rss_bytes", np.nan)
-                                                     for r in reps)),
+                    **{k: _median(reps, k) for k in SPLIT},
+                    "read_peak_rss_bytes": _most(reps, "read_peak_rss_bytes"),
                     "other_cpu_share_max": float(max(r.get("other_cpu_share", 0.0)
                                                      for r in reps))})
     return rows
@@ -170,7 +206,8 @@ def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
 
                 values, method, unit = interval_values(sel, read, ratio)
                 r = _interval(values)
-                rows.append({
+                split = cpu_columns(sel, read) if q == "rate" else {}
+                rows.append({**split,
                     "pair": doc["pair"], "sample": doc["sample"], "process": doc["process"],
                     "cluster_size": doc["cluster_size"], "threads": doc["threads"],
                     "selection": sel["selection"], "read": read, "quantity": q,
@@ -183,6 +220,25 @@ def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
                     "discarded": sel["discarded"],
                     "worst_other_cpu_share": sel["worst_other_cpu_share"]})
     return rows
+
+
+def cpu_columns(selection: dict, read: str) -> dict:
+    """A whole read's ratios in CPU and user time (:data:`CPU_RATIOS`: ``cpu_ratio``,
+    ``cpu_lo``, ``cpu_hi``, ...; over the same values as its wall-time ratio, so of the same
+    coverage), and each side's system share of its CPU time (``sys_share_ttree``, ...: the
+    median over the pairs); NaN in a record from before the CPU split."""
+    out: dict[str, float] = {}
+    for name, keys in CPU_RATIOS.items():
+        def ratio(p: dict, keys=keys) -> float:
+            return _over(_split_value(p["parquet"], keys), _split_value(p["ttree"], keys))
+
+        r = _interval(interval_values(selection, read, ratio)[0])
+        out.update({f"{name}_ratio": r["value"], f"{name}_lo": r["lo"], f"{name}_hi": r["hi"]})
+    for s in SIDES:
+        shares = [_over(_split_value(p[s], ("sys_s",)), _split_value(p[s], CPU_RATIOS["cpu"]))
+                  for p in _pairs(selection, read)]
+        out[f"sys_share_{s}"] = float(np.median(shares)) if shares else float("nan")
+    return out
 
 
 def summarize_pair(doc: dict, file_events: int | None = None) -> dict:

@@ -473,6 +473,11 @@ class ReadRow:
     # medians over the repetitions
     cpu_median_s: float
     minflt_median: float | None = None
+    # the CPU split (analysis.measure.reads.usage_split): None in a record from before it
+    user_median_s: float | None = None
+    sys_median_s: float | None = None
+    wait_median_s: float | None = None
+    majflt_median: float | None = None
     disk_read_bytes_median: float
     # memory (analysis.measure.reads.start_read_peak)
     peak_rss_bytes: int

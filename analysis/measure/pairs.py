@@ -21,6 +21,9 @@ either side's interval says (issue 24). So a pairing is measured here, in one jo
   busy to time at all is an error naming the share it saw. Every round, and the pair after a
   discarded one, first waits (up to a minute) for the machine to be quiet: a job's first
   seconds are its scheduler's busiest;
+* every scan records its wall time split into user, system and waiting time, its page faults
+  and its own peak memory (:func:`analysis.measure.reads.timed_scan`), so that a ratio can be
+  told apart into decoding work and the kernel's (:func:`analysis.paired.cpu_columns`);
 * every scan's marks must satisfy :func:`analysis.measure.invariants.check` (the worker checks
   them, as every timed scan does) before the record is written.
 
@@ -56,11 +59,10 @@ from analysis.errors import (
     exit_with,
 )
 from analysis.measure import digest as content_digest
-from analysis.measure import isolated, load, memcap
+from analysis.measure import isolated, load, memcap, timelimit
 from analysis.measure.reads import (
     ReadSpec,
     codec_bounds,
-    read_peak_bytes,
     start_read_peak,
     timed_scan,
     verify_read,
@@ -161,8 +163,11 @@ def serve(spec: WorkerSpec, commands, out) -> None:
     for line in commands:
         if line.strip() != "scan":
             return
-        rep = timed_scan(reader, read)  # its page faults too
-        rep.update(read_peak_rss_bytes=read_peak_bytes(method) - baseline)
+        rep = timed_scan(reader, read)  # its CPU split, page faults and own peak too
+        # the scan's peak above the worker's resident set before its first read; None where
+        # the high-water mark cannot be reset (a process peak would not be this scan's)
+        peak = rep["scan_peak_rss_bytes"]
+        rep.update(read_peak_rss_bytes=None if peak is None else peak - baseline)
         _send(out, rep)
 
 
@@ -195,7 +200,8 @@ class Worker:
             [sys.executable, "-m", __name__, str(cmd_r), str(res_w), json.dumps(
                 dataclasses.asdict(spec))],
             stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err,
-            pass_fds=(cmd_r, res_w), env=memcap.child_env(self.cap))
+            pass_fds=(cmd_r, res_w), env=isolated.child_env(spec.path, what, self.cap),
+            start_new_session=True)  # its own process group: killed whole on time-out
         os.close(cmd_r)
         os.close(res_w)
         self._buf = b""
@@ -209,12 +215,16 @@ class Worker:
         return isolated.failure(self.path, self.what, ended[0], stderr, ended[1], self.cap)
 
     def receive(self) -> dict:
-        deadline = time.monotonic() + self.timeout
+        """The worker's next record; a worker past its time limit (or the time-out, the
+        shorter) is killed with its process group."""
+        seconds, by_limit = timelimit.effective(self.path, self.timeout)
+        began = time.monotonic()
         while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
+            left = began + seconds - time.monotonic()
             if left <= 0:
-                self.proc.kill()
-                raise VerificationError(self.path, f"{self.what} timed out ({self.timeout} s)")
+                isolated.kill_group(self.proc)
+                raise timelimit.stopped(self.path, self.what, time.monotonic() - began,
+                                        seconds, by_limit)
             ready, _, _ = select.select([self._res], [], [], left)
             if ready:
                 chunk = os.read(self._res, 1 << 16)
@@ -239,8 +249,7 @@ class Worker:
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                isolated.kill_group(self.proc)
         self._err.close()
 
 

@@ -20,7 +20,9 @@ both cache modes of its reader on the file: what a user of that reader pays once
    which is not a measurement, can run while other jobs use the machine;
 3. per selection, warm repetitions: timed scans of the cached file (``scan`` decodes exactly
    what ``read`` decodes and keeps it, without checksumming it), each reporting when the file
-   was open and when each chunk was done (:class:`~analysis.formats.base.Marks`);
+   was open and when each chunk was done (:class:`~analysis.formats.base.Marks`), and each
+   recording where its wall time went (user, system, waiting), its page faults and its own
+   peak memory (:func:`timed_scan`);
 4. cold repetitions: each preceded by fsync + ``POSIX_FADV_DONTNEED`` on the file and a
    ``mincore`` count of its resident pages; a repetition whose file still had resident pages is
    recorded as *not verified cold*, and the cold figure is flagged, never reported as cold.
@@ -179,20 +181,55 @@ def storage_counts(spec: ReadSpec, tap: counters.ReaderTap | None, before: dict)
     return out
 
 
+def reset_scan_peak() -> int | None:
+    """Reset the process's resident high-water mark (``VmHWM``) so that it next reads as one
+    scan's own peak; the resident bytes now, or None where Linux refuses the reset (then no
+    per-scan peak is recorded: the process's peak would be a number for something else)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return _status_kib("VmRSS") * 1024
+    except OSError:
+        return None
+
+
+def usage_split(before: resource.struct_rusage, after: resource.struct_rusage,
+                wall: float) -> dict:
+    """Where one timed region's wall time went, from ``getrusage(RUSAGE_SELF)`` around it:
+    ``user_s`` (the library's own work: decoding, copying), ``sys_s`` (the kernel's on the
+    process's behalf: page faults of fresh memory, ``mmap``/``munmap`` of an allocator, reads),
+    ``wait_s`` (neither: waiting for storage, a lock, the scheduler), and the page faults:
+    minor (fresh or cached pages mapped) and major (pages read from disk).
+
+    ``wait_s`` = wall - user - sys is what it says only for a single-threaded region: with
+    threads, CPU time adds up over them and can exceed wall time, and the waiting is then
+    hidden (it is floored at 0, never negative)."""
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    return {"user_s": user, "sys_s": system, "wait_s": max(0.0, wall - user - system),
+            "minflt": after.ru_minflt - before.ru_minflt,
+            "majflt": after.ru_majflt - before.ru_majflt}
+
+
 def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = None) -> dict:
-    """One timed scan: wall and CPU time, bytes read from storage, and the scan's marks (and,
-    with ``spec.count_io``, what it asked of storage: counted outside the clock)."""
+    """One timed scan: wall time and its split (:func:`usage_split`), bytes read from storage,
+    the scan's own peak memory (``scan_peak_rss_bytes``: the high-water mark reset just before
+    it, and ``scan_start_rss_bytes`` the resident bytes it started from; None where the reset
+    is refused), and the scan's marks (and, with ``spec.count_io``, what it asked of storage).
+    Everything the harness does itself is outside the clock and the usage counts."""
     marks = Marks()
     before = _io_snapshot(spec, tap) if spec.count_io else None
-    flt0 = resource.getrusage(resource.RUSAGE_SELF)
-    io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
+    start_rss = reset_scan_peak()
+    io0 = io_read_bytes()
+    use0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, t0 = time.process_time(), time.perf_counter()
     entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
     wall = time.perf_counter() - t0
-    flt1 = resource.getrusage(resource.RUSAGE_SELF)
-    # page faults: a first read's fresh memory (minor) and pages read from disk (major)
-    rep = {"wall_s": wall, "cpu_s": time.process_time() - cpu0,
+    cpu = time.process_time() - cpu0
+    use1 = resource.getrusage(resource.RUSAGE_SELF)
+    peak = _status_kib("VmHWM") * 1024 if start_rss is not None else None
+    rep = {"wall_s": wall, "cpu_s": cpu, **usage_split(use0, use1, wall),
            "disk_read_bytes": io_read_bytes() - io0, "entries": entries,
-           "minflt": flt1.ru_minflt - flt0.ru_minflt, "majflt": flt1.ru_majflt - flt0.ru_majflt,
+           "scan_peak_rss_bytes": peak, "scan_start_rss_bytes": start_rss,
            **marks.since(t0)}
     if before is not None:
         rep["io"] = storage_counts(spec, tap, before)
@@ -253,8 +290,17 @@ def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None)
     for mode in sorted(spec.modes, key=lambda m: m != "warm"):  # warm first: see docstring
         out[mode], stops[mode] = repeat(lambda mode=mode: one(mode), stopping)
     return {"modes": out, "stopping": stops, "baseline_rss_bytes": baseline_rss,
-            "read_peak_rss_bytes": read_peak_bytes(rss_method), "rss_method": rss_method,
+            "read_peak_rss_bytes": _scans_peak(out, rss_method), "rss_method": rss_method,
             "peak_rss_bytes": process_peak_bytes()}
+
+
+def _scans_peak(reps: dict[str, list[dict]], method: str) -> int:
+    """The highest resident set of the scans: each scan resets the high-water mark
+    (:func:`timed_scan`), so it is the most of their own peaks, not the mark at the end."""
+    peaks = [r.get("scan_peak_rss_bytes") for rs in reps.values() for r in rs]
+    if method == "vmhwm-reset" and peaks and None not in peaks:
+        return max(int(p) for p in peaks)
+    return read_peak_bytes(method)
 
 
 #: What every spec of a batch shares: one reader on one file.
@@ -310,6 +356,15 @@ def spawn_reads(specs: list[ReadSpec], timeout: float, what: str = "",
                           wrap, data_bytes=naive, threads=first.threads)["reads"]
 
 
+def median_of(reps: list[dict], key: str) -> float | None:
+    """The median of one figure over repetitions, or None where any lacks it (a record from
+    before the figure: a median of some repetitions would be of a different set)."""
+    values = [r.get(key) for r in reps]
+    if not values or any(v is None for v in values):
+        return None
+    return float(np.median(values))
+
+
 def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_bytes: int,
                  naive: float, n_events: int, fs_verifiable: bool, values: int,
                  bound: dict | None) -> ReadRow:
@@ -346,6 +401,8 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         first_read_minflt=first.get("minflt") if first else None,
         cpu_median_s=float(np.median([r["cpu_s"] for r in reps])),
         minflt_median=float(np.median([r.get("minflt", np.nan) for r in reps])),
+        user_median_s=median_of(reps, "user_s"), sys_median_s=median_of(reps, "sys_s"),
+        wait_median_s=median_of(reps, "wait_s"), majflt_median=median_of(reps, "majflt"),
         disk_read_bytes_median=float(np.median([r["disk_read_bytes"] for r in reps])),
         peak_rss_bytes=res["peak_rss_bytes"],
         baseline_rss_bytes=res["baseline_rss_bytes"],

@@ -68,7 +68,7 @@ def normalize(table: pd.DataFrame, where: str = "table") -> pd.DataFrame:
             "" if q in _NOT_A_READ else READ_WHEN_ABSENT for q in out["quantity"]]
     keys = [k for k in KEYS if k in out.columns]
     for k in keys:
-        out[k] = out[k].map(_key_text)
+        out[k] = out[k].map(key_text)
     out = out.rename(columns={value: "value", "ratio_lo": "lo", "ratio_hi": "hi"})
     for c in ("coverage", "n_over"):
         if c not in out.columns:
@@ -76,7 +76,7 @@ def normalize(table: pd.DataFrame, where: str = "table") -> pd.DataFrame:
     return out[[*keys, "value", "lo", "hi", "coverage", "n_over"]]
 
 
-def _key_text(v: object) -> str:
+def key_text(v: object) -> str:
     """One key cell as text, so that 1000, 1000.0 and "1000" name the same cluster size and an
     empty cell (a size ratio's mode) joins an empty cell."""
     if v is None or (isinstance(v, float) and math.isnan(v)):

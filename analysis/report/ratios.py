@@ -37,6 +37,14 @@ RATIO_COLUMNS = [*RATIO_KEYS, "ratio_mean", "ratio_std", "n_samples", "ratio_lo"
                  "worst_other_cpu_share", "file_events", "throughput_method_ttree",
                  "throughput_method_parquet", *RATIO_EXTRA]
 
+#: A ``rate`` row's whole read in CPU time (user + system) and in user time, Parquet's over
+#: ROOT's as ``rate`` is (:func:`analysis.paired.cpu_columns`), each over samples as the
+#: wall-time ratio is (:func:`over_samples`, so of its coverage), and each side's system share
+#: of its CPU time (over samples: the mean); empty in other rows and in a run from before the
+#: CPU split.
+CPU_COLUMNS = [f"{name}_{part}" for name in paired.CPU_RATIOS for part in ("ratio", "lo", "hi")]
+SYS_SHARES = [f"sys_share_{s}" for s in paired.SIDES]
+
 
 def _side(df: pd.DataFrame, side: dict) -> pd.DataFrame:
     """The size rows of one side of a pairing: its format and variant."""
@@ -82,10 +90,28 @@ def over_samples(g: pd.DataFrame) -> dict:
     return out
 
 
+def _cpu_over_samples(g: pd.DataFrame) -> dict:
+    """:data:`CPU_COLUMNS` and :data:`SYS_SHARES` of one ratio row from its samples' (NaN
+    where a sample lacks them: a mean of some samples would be of another set)."""
+    out: dict[str, float] = {}
+    for name in paired.CPU_RATIOS:
+        cols = [f"{name}_{part}" for part in ("ratio", "lo", "hi")]
+        if not set(cols) <= set(g.columns) or g[cols[0]].isna().any():
+            out.update(dict.fromkeys(cols, np.nan))
+            continue
+        one = over_samples(g[[*cols, "coverage", "interval_method"]].set_axis(
+            ["ratio", "ratio_lo", "ratio_hi", "coverage", "interval_method"], axis=1))
+        out.update(zip(cols, (one["ratio_mean"], one["ratio_lo"], one["ratio_hi"]),
+                       strict=True))
+    for c in SYS_SHARES:
+        out[c] = float(g[c].mean()) if c in g and g[c].notna().all() else np.nan
+    return out
+
+
 def _over_samples(g: pd.DataFrame) -> dict:
     """One ratio row from its per-sample ratios (:func:`over_samples`) and what each side's
     readers, pairs and load were."""
-    return {**over_samples(g),
+    return {**over_samples(g), **_cpu_over_samples(g),
             **{c: _first(g, c) for c in ("ttree_reader", "parquet_reader", "file_events")},
             "n_pairs": g.n_pairs.min(), "n_over": g.n_over.min(), "over": joined(g.over),
             "discarded": g.discarded.sum(min_count=1),
@@ -111,12 +137,16 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> p
         if not (size_rows.empty and pair_ratios.empty) else pd.DataFrame()
     if df.empty:
         return pd.DataFrame(columns=RATIO_COLUMNS)
-    df = df.reindex(columns=[*RATIO_COLUMNS, "sample", "ratio"])
+    # the CPU split's columns only where a measurement has them: a run from before it keeps
+    # the table it had (and the answer its gap)
+    split = [c for c in (*CPU_COLUMNS, *SYS_SHARES) if c in df and df[c].notna().any()]
+    columns = [*RATIO_COLUMNS, *split]
+    df = df.reindex(columns=[*RATIO_COLUMNS, *split, "sample", "ratio"])
     compares = {p["label"]: compares_of(p) for p in plan["pairs"]}
     out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g),
             "compares": compares.get(key[0], "")}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
-    return pd.DataFrame(out, columns=RATIO_COLUMNS).astype(
+    return pd.DataFrame(out, columns=columns).astype(
         {"file_events": "Int64", "n_pairs": "Int64", "n_over": "Int64", "discarded": "Int64"})
 
 
@@ -133,7 +163,7 @@ PAIR_COLUMNS = [*PAIR_SIDE_KEYS, "format", "variant", "reader", "median_s", "lo_
                 "coverage", "n_pairs", "n_over", "over", "n_samples", "events_per_s", "open_s",
                 "setup_s",
                 "events_per_s_steady", "ns_per_value", *BOUND_COLUMNS, "cpu_s", "minflt",
-                "read_peak_mb",
+                *paired.SPLIT[:-1], "majflt", "read_peak_mb",
                 "other_cpu_share_max", "cpu"]
 
 
@@ -144,7 +174,7 @@ def pair_table(sides: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=PAIR_COLUMNS)
     mean = {c: (c, "mean") for c in ("median_s", "lo_s", "hi_s", "events_per_s", "open_s",
                                      "setup_s", "events_per_s_steady", "ns_per_value",
-                                     *BOUND_COLUMNS, "cpu_s", "minflt")}
+                                     *BOUND_COLUMNS, "cpu_s", "minflt", *paired.SPLIT)}
     d = with_whole_fraction(sides.assign(**{c: pd.to_numeric(sides[c]) if c in sides
                                             else np.nan for c in mean}))
     t = d.groupby(PAIR_SIDE_KEYS, sort=False).agg(

@@ -17,9 +17,12 @@ were measured on.
   over samples the mean with a Student-t interval; the reader of each side, the pairs kept and
   discarded for load;
 * ``pairs``: each side of every paired measurement, first read and repeats apart: its time with
-  interval, events/s, open, set-up, steady events/s, CPU, minor page faults, the read's own peak
-  memory;
-* ``repetitions``: every timed repetition, for anyone who wants other statistics;
+  interval, events/s, open, set-up, steady events/s, CPU and its split (user, system, waiting),
+  minor and major page faults, the read's own peak memory; ``ratios``' ``rate`` rows carry the
+  whole read's ratio in CPU and in user time beside it (:mod:`.ratios`);
+* ``repetitions``: every timed repetition (wall, user, system and waiting time, page faults,
+  the scan's own peak memory: :func:`analysis.measure.reads.timed_scan`), for anyone who wants
+  other statistics;
 * ``groups``: compressed bytes per event of each branch group;
 * ``formats``: one row per format × variant × reader at the largest measured cluster size:
   normalised size, warm and cold read time per selection and the reader's peak memory, the
@@ -104,6 +107,11 @@ def group_table(sizes: pd.DataFrame) -> pd.DataFrame:
     return d.groupby(KEYS, sort=True).mean().reset_index()
 
 
+#: A read's CPU split (per sample the medians of its repetitions; empty in a record from
+#: before it).
+CPU_SPLIT = ("user_median_s", "sys_median_s", "wait_median_s", "majflt_median")
+
+
 def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     """Per format × variant × cluster size × reader × threads × selection × mode: the time
     (mean ± std over samples of per-sample medians) and the parts of the read. Per sample the
@@ -111,7 +119,7 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
     of each bound, with the smallest ``median_coverage`` (below 95% when a sample had fewer
     than 6 repetitions)."""
     reads = resolved_reads(reads)  # a record from before a column: analysis.records.ReadRow
-    for col in ("minflt_median", "first_read_s", "selection_values",
+    for col in ("minflt_median", "first_read_s", "selection_values", *CPU_SPLIT,
                 *BOUND_COLUMNS):  # NaN: none (or a record from before)
         reads = reads.assign(**{col: pd.to_numeric(reads[col]) if col in reads else np.nan})
     reads = with_whole_fraction(reads).assign(ns_per_value=[
@@ -128,7 +136,12 @@ def read_table(reads: pd.DataFrame) -> pd.DataFrame:
         # a lower bound anywhere makes the figure one: say so in the table
         rss_exact=("rss_method", lambda x: bool((x == "vmhwm-reset").all())),
         cpu_s_mean=("cpu_median_s", "mean"),
+        # where the time went: user (decoding), system (kernel: faults, allocator) and
+        # neither (waiting; single-threaded reads only, analysis.measure.reads.usage_split)
+        user_s_mean=("user_median_s", "mean"), sys_s_mean=("sys_median_s", "mean"),
+        wait_s_mean=("wait_median_s", "mean"),
         minflt=("minflt_median", "mean"),  # minor page faults of a read: its fresh memory
+        majflt=("majflt_median", "mean"),  # major: pages read from disk
         # the process's first read (the smallest selection's, warm; reads.py ``_prime``)
         first_read_s=("first_read_s", "mean"),
         disk_read_bytes=("disk_read_bytes_median", "mean"),

@@ -57,6 +57,9 @@ def test_a_pair_interleaves_both_sides_and_gives_first_reads_apart(sides, source
                 assert p[s]["entries"] == N_EVENTS
                 assert 0.0 <= p[s]["other_cpu_share"] <= 1.0
                 assert p[s]["minflt"] >= 0 and p[s]["read_peak_rss_bytes"] >= 0
+                # the CPU split of every scan (its sum is the wall time, single-threaded)
+                assert min(p[s]["user_s"], p[s]["sys_s"], p[s]["wait_s"], p[s]["majflt"]) >= 0
+                assert p[s]["user_s"] + p[s]["sys_s"] + p[s]["wait_s"] >= p[s]["wall_s"] - 0.02
     kept = sum(p["kept"] for r in sel["rounds"] for p in r["repeats"])
     assert 3 <= kept <= 4
     rows = {(r["read"], r["quantity"]): r for r in ratio_rows(doc)}
@@ -65,6 +68,10 @@ def test_a_pair_interleaves_both_sides_and_gives_first_reads_apart(sides, source
     for r in rows.values():
         if r["quantity"] != "file_time" or r["ratio"] == r["ratio"]:
             assert r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"]
+    rate = rows["repeats", "rate"]  # the whole read's CPU and user-time ratios beside it
+    assert rate["cpu_lo"] <= rate["cpu_ratio"] <= rate["cpu_hi"]
+    assert rate["user_lo"] <= rate["user_ratio"] <= rate["user_hi"]
+    assert 0 <= rate["sys_share_ttree"] <= 1 and 0 <= rate["sys_share_parquet"] <= 1
     assert {(r["side"], r["read"]) for r in side_rows(doc)} == {
         (s, k) for s in ("ttree", "parquet") for k in ("first", "repeats")}
 

@@ -198,3 +198,29 @@ def test_table_documents_leave_unmeasured_cells_empty(tmp_path: Path) -> None:
     write_doc("t", [("widths", df)], tmp_path / "t.md", ["generated: now"])
     for name in ("t.md", "t.html"):
         assert not re.search(r"\bnan\b", (tmp_path / name).read_text(), re.I), name
+
+
+def test_reads_from_before_the_cpu_split_tabulate_with_its_columns_empty(tables: Path) -> None:
+    rt = _csv(tables / "reads.csv")
+    assert rt[["user_s_mean", "sys_s_mean", "wait_s_mean", "majflt"]].isna().all(axis=None)
+    assert "user_s" not in _csv(tables / "repetitions.csv").columns
+
+
+def test_reads_with_the_cpu_split_carry_it_to_both_tables(tmp_path: Path) -> None:
+    sizes, reads = _write(tmp_path)
+    for p in reads:
+        doc = json.loads(p.read_text())
+        for row in doc["reads"]:
+            t = row["cpu_median_s"]
+            row.update(user_median_s=0.75 * t, sys_median_s=0.25 * t, wait_median_s=0.0,
+                       majflt_median=2.0)
+            row["repetitions"] = [{**r, "user_s": 0.75 * t, "sys_s": 0.25 * t, "wait_s": 0.0,
+                                   "majflt": 2} for r in row["repetitions"]]
+        p.write_text(json.dumps(doc))
+    tabulate(_config(), sizes, reads, tmp_path / "tables")
+    rt = _csv(tmp_path / "tables" / "reads.csv").set_index(["format", "mode"])
+    assert rt.loc[("ttree", "warm"), "user_s_mean"] == pytest.approx(0.75 * 1.5)  # A 1, B 2
+    assert rt.loc[("ttree", "warm"), "sys_s_mean"] == pytest.approx(0.25 * 1.5)
+    assert (rt.majflt == 2).all()
+    reps = _csv(tmp_path / "tables" / "repetitions.csv")
+    assert {"user_s", "sys_s", "wait_s", "majflt"} <= set(reps.columns)

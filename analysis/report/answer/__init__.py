@@ -20,10 +20,12 @@ __all__ = ["Answer", "all_readers", "build", "embed", "embedded", "fastest_reade
 
 
 def write(tables: str | Path, out_dir: str | Path, metadata: str | Path | None = None,
-          provenance: str | Path | None = None, source: str | None = None) -> Answer:
+          provenance: str | Path | None = None, source: str | None = None,
+          other: str | Path | None = None) -> Answer:
     """Write ``answer.md`` and ``answer.json`` into ``out_dir``; ``source`` is how the header
-    names the tables (default: ``tables`` as given)."""
-    answer = build(tables, metadata, provenance)
+    names the tables (default: ``tables`` as given); ``other``: another CPU's run to set the
+    stated ratios against (:mod:`.cpus`)."""
+    answer = build(tables, metadata, provenance, other)
     name = source or str(tables)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.report.answer import cpus, split
 from analysis.report.answer import facts as f
 from analysis.report.answer import wording as w
 from analysis.report.documents import provenance_cpus, read_provenance
@@ -88,9 +89,11 @@ def _records(df: pd.DataFrame, cols: list[str]) -> list[dict]:
 
 
 def build(tables: str | Path, metadata: str | Path | None = None,
-          provenance: str | Path | None = None) -> Answer:
+          provenance: str | Path | None = None, other: str | Path | None = None) -> Answer:
     """The answer of the run whose tables are in ``tables`` (``results/tables`` of a run, or a
-    reference directory), with the metadata study's tables from ``metadata`` if given."""
+    reference directory), with the metadata study's tables from ``metadata`` if given, and
+    its stated ratios set against another run's (``other``: a reference of another CPU) if
+    given (:mod:`.cpus`)."""
     tables = Path(tables)
     prov = _provenance(tables, Path(provenance) if provenance else None)
     cpu = ", ".join(provenance_cpus(prov)) if prov else "unknown CPU"
@@ -99,28 +102,33 @@ def build(tables: str | Path, metadata: str | Path | None = None,
     if meta is not None and (meta.type == "nanoaod").any():
         answer.n_columns = int(meta[meta.type == "nanoaod"].n_columns.iloc[0])
     ratios, reads = _table(answer, tables / "ratios.csv"), _table(answer, tables / "reads.csv")
-    _speed(answer, ratios, _table(answer, tables / "pairs.csv"), cpu)
+    stated = _speed(answer, ratios, _table(answer, tables / "pairs.csv"), cpu)
+    if other is not None and ratios is not None and stated is not None:
+        answer.facts.claims += cpus.claims(ratios, stated, cpu, other)
     _size(answer, _table(answer, tables / "size.csv"), cpu)
     _reads(answer, reads, cpu)
     _metadata(answer, meta, metadata)
-    _limits(answer, reads, ratios)
+    _limits(answer, reads, ratios, compared=other is not None)
     return answer
 
 
 def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | None,
-           cpu: str) -> None:
+           cpu: str) -> pd.DataFrame | None:
+    """The speed claims and table; the speed rows the claims state (None: none)."""
     if ratios is None:
         _missing(answer, answer.where / "ratios.csv", "ROOT / Parquet speed ratios are")
-        return
+        return None
     speeds = f.speed_rows(ratios)
     if speeds.empty:
         answer.facts.gaps.append(f.Gap("No paired ROOT / Parquet read in this run: no speed "
                                        "ratio can be stated."))
-        return
+        return None
     sides = f.sides_of(pairs)
     stated = pd.concat([f.headline_rows(speeds), f.event_loop_rows(speeds)])
-    answer.facts.claims += [f.speed_claim(x, sides, answer.n_columns) for x in
-                            stated[~stated.index.duplicated()].itertuples()]
+    stated = stated[~stated.index.duplicated()]
+    answer.facts.claims += [f.speed_claim(x, sides, answer.n_columns,
+                                          split.words(ratios, pairs, x))
+                            for x in stated.itertuples()]
     cells = [[f"{x.pair} ({x.compares})", f"{int(x.cluster_size):,}", x.selection, x.read,
               x.quantity, w.number(x.speed), w.interval(x.speed_lo, x.speed_hi),
               f"{w.coverage(x.coverage)}, {f.over_words(x)}",
@@ -141,6 +149,7 @@ def _speed(answer: Answer, ratios: pd.DataFrame | None, pairs: pd.DataFrame | No
         answer.facts.claims += f.memory_claims(pairs, cpu)
     else:
         _missing(answer, answer.where / "pairs.csv", "each side's peak memory is")
+    return stated
 
 
 def _size(answer: Answer, size: pd.DataFrame | None, cpu: str) -> None:
@@ -240,12 +249,14 @@ def _metadata(answer: Answer, meta: pd.DataFrame | None, where: str | Path | Non
                                            "us_per_column", "metadata_bytes"])
 
 
-def _limits(answer: Answer, reads: pd.DataFrame | None, ratios: pd.DataFrame | None) -> None:
-    """What the run cannot say, each from the tables or the provenance, never assumed."""
+def _limits(answer: Answer, reads: pd.DataFrame | None, ratios: pd.DataFrame | None,
+            compared: bool = False) -> None:
+    """What the run cannot say, each from the tables or the provenance, never assumed
+    (``compared``: set against another CPU's run, which says what one CPU cannot)."""
     gaps = answer.facts.gaps
     prov, cpus = answer.provenance, provenance_cpus(answer.provenance) if answer.provenance \
         else []
-    if len(cpus) == 1:
+    if len(cpus) == 1 and not compared:
         gaps.append(f.Gap(f"One CPU model ({cpus[0]}): whether a ratio holds on another CPU is "
                           "not tested by this run (`hepfmt bench compare-runs` sets two "
                           "references side by side)."))
@@ -263,7 +274,7 @@ def _limits(answer: Answer, reads: pd.DataFrame | None, ratios: pd.DataFrame | N
                               f"({', '.join(f'{n:,}' for n in planned)}): "
                               f"{'; '.join(partial)}. No ratio is stated where none was "
                               "measured."))
-        if "cpu_ratio" not in ratios:
+        if not split.has_split(ratios):
             gaps.append(f.Gap("How much of each ratio is decoding work (user CPU time) and how "
                               "much is kernel / allocator time: not recorded in this run's "
                               "`ratios.csv`."))

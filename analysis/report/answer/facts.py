@@ -166,7 +166,9 @@ def over_words(x) -> str:
     return f"{int(x.n_over)} {x.over}" if pd.notna(x.n_over) else str(x.over)
 
 
-def speed_claim(x, sides: dict[tuple, str], n_columns: int | None) -> Claim:
+def speed_claim(x, sides: dict[tuple, str], n_columns: int | None, split: str = "") -> Claim:
+    """Speed row ``x``'s sentence; ``split``: what its whole read's ratio is made of
+    (:func:`.split.words`), appended where the run has it."""
     key = (x.pair, int(x.cluster_size), x.selection, x.read)
     root = sides.get((*key, "ttree"), f"ROOT {x.ttree} ({x.ttree_reader})")
     parquet = sides.get((*key, "parquet"), f"Parquet {x.parquet} ({x.parquet_reader})")
@@ -176,7 +178,7 @@ def speed_claim(x, sides: dict[tuple, str], n_columns: int | None) -> Claim:
     short = (f"{_READ_WORDS.get(x.read, x.read)}: "
              f"{w.verdict(x.speed, x.speed_lo, x.speed_hi, cover=x.coverage)} "
              f"({w.coverage(x.coverage)}, over "
-             f"{over_words(x)}; {n} sample{'s' if n > 1 else ''}; {x.cpu})")
+             f"{over_words(x)}; {n} sample{'s' if n > 1 else ''}; {x.cpu}){split}")
     topic = "speed-loop" if x.compares == "event loop vs columnar" else "speed"
     return Claim(topic, f"{group}; {short}.", float(x.speed),
                  Source("ratios.csv", {"pair": x.pair, "quantity": x.quantity,

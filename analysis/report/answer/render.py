@@ -18,7 +18,8 @@ from analysis.report.answer.facts import Claim
 
 _TOPICS = (("speed", "Read speed, both formats read column by column"),
            ("speed-loop", "Read speed, ROOT's event loop against Parquet's columnar read"),
-           ("memory", "Memory"), ("size", "Size"), ("metadata", "Metadata"))
+           ("cpu", "On another CPU"), ("memory", "Memory"), ("size", "Size"),
+           ("metadata", "Metadata"))
 
 
 def _provenance_line(prov: dict) -> str:

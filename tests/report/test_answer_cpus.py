@@ -1,0 +1,58 @@
+"""The answer set against another CPU's run (``answer.write(..., other=DIR)``): where the two
+committed references disagree on a stated ratio, the answer says so with both numbers, taken
+from both tables by compare-runs' own test, never typed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import InputError
+from analysis.report import answer
+
+ROOT = Path(__file__).resolve().parents[2]
+AMD, INTEL = (ROOT / "results" / "reference" / n for n in ("amd-epyc", "intel-xeon"))
+
+
+@pytest.fixture(scope="module")
+def built() -> answer.Answer:
+    return answer.build(AMD, AMD / "metadata", other=INTEL)
+
+
+def test_a_disagreeing_event_loop_ratio_is_said_with_both_numbers(built: answer.Answer) -> None:
+    cpu = [c for c in built.facts.claims if c.topic == "cpu"]
+    loop = next(c for c in cpu if "(uncompressed, 200-event clusters" in c.text)
+    # ratios.csv: uncompressed, throughput, all, repeats at 200: 0.759 [0.635, 0.909] on the
+    # AMD EPYC reference, 0.421 [0.408, 0.583] on the Intel Xeon one (compare-intel-xeon.txt)
+    assert loop.text.startswith("The event-loop ratio depends on the CPU")
+    assert "0.759× [0.635, 0.909] on AMD EPYC" in loop.text
+    assert "0.421× [0.408, 0.583] on Intel(R) Xeon(R) Processor" in loop.text
+    assert loop.source.row == {"pair": "uncompressed", "quantity": "throughput",
+                               "selection": "all", "read": "repeats", "cluster_size": 200}
+
+
+def test_the_count_of_agreeing_ratios_closes_it(built: answer.Answer) -> None:
+    last = [c for c in built.facts.claims if c.topic == "cpu"][-1]
+    disagree = len([c for c in built.facts.claims if c.topic == "cpu"]) - 1
+    assert f"; {int(last.value)} of them agree" in last.text
+    measured = int(last.text.split(" measured ")[1].split()[0])
+    assert measured - int(last.value) == disagree
+
+
+def test_compared_the_one_cpu_gap_is_gone_and_rendered(built: answer.Answer,
+                                                       tmp_path: Path) -> None:
+    assert not any(g.text.startswith("One CPU model") for g in built.facts.gaps)
+    answer.write(AMD, tmp_path, AMD / "metadata", other=INTEL)
+    assert "**On another CPU**" in (tmp_path / "answer.md").read_text()
+
+
+def test_without_another_run_nothing_is_compared() -> None:
+    alone = answer.build(AMD, AMD / "metadata")
+    assert not [c for c in alone.facts.claims if c.topic == "cpu"]
+    assert any(g.text.startswith("One CPU model") for g in alone.facts.gaps)
+
+
+def test_another_run_without_ratios_is_an_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"no ratios\.csv"):
+        answer.build(AMD, other=tmp_path)
