@@ -49,6 +49,11 @@ MAX_BYTES = 16 << 20
 MAX_DEPTH = 32
 
 
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article ("an input file", "a size record")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
 def _kind_of(mode: int) -> str:
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -68,7 +73,7 @@ def regular(path: str | Path, what: str = "file") -> os.stat_result:
     except OSError as exc:
         raise InputError(path, f"cannot read {what} ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not a {what}")
+        raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not {_a(what)}")
     return st
 
 
@@ -83,7 +88,7 @@ def data_file(path: str | Path, what: str = "data file") -> None:
     except OSError as exc:
         raise InputError(path, f"cannot read {what} ({exc.strerror})") from None
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-        raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not a {what}")
+        raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not {_a(what)}")
 
 
 def read_bounded(path: str | Path, limit: int = MAX_BYTES, what: str = "file") -> bytes:
@@ -97,7 +102,7 @@ def read_bounded(path: str | Path, limit: int = MAX_BYTES, what: str = "file") -
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not a {what}")
+            raise InputError(path, f"{_kind_of(st.st_mode)}, not a regular file: not {_a(what)}")
         if st.st_size > limit:
             raise InputError(path, f"{st.st_size:,} bytes, more than the {limit:,} a {what} "
                                    "may hold")
@@ -139,11 +144,11 @@ def read_json(path: str | Path, kind: str = "hepfmt result") -> object:
     try:
         doc = json.loads(data)
     except RecursionError:
-        raise InputError(path, f"not a {kind} (nested too deeply)") from None
+        raise InputError(path, f"not {_a(kind)} (nested too deeply)") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"not a {kind} (no JSON: {exc})") from None
+        raise InputError(path, f"not {_a(kind)} (no JSON: {exc})") from None
     if _too_deep(doc):
-        raise InputError(path, f"not a {kind} (nested deeper than {MAX_DEPTH} levels)")
+        raise InputError(path, f"not {_a(kind)} (nested deeper than {MAX_DEPTH} levels)")
     return doc
 
 
@@ -152,7 +157,7 @@ def load(path: str | Path, keys: Iterable[str], kind: str = "hepfmt result") -> 
     error what the file should have been."""
     doc = read_json(path, kind)
     if not isinstance(doc, dict):
-        raise InputError(path, f"not a {kind} (not a JSON object)")
+        raise InputError(path, f"not {_a(kind)} (not a JSON object)")
     missing = [k for k in keys if k not in doc]
     if missing:
         raise InputError(path, f"not a complete {kind} (no {', '.join(missing)})")
@@ -201,7 +206,7 @@ def _number(path: str | Path, kind: str, key: str, value: object, least: float,
         if most < math.inf:
             bound += f" and at most {most:,.0f}"
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise InputError(path, f"not a {kind}: key {key!r} is {shown}, not a finite number "
+        raise InputError(path, f"not {_a(kind)}: key {key!r} is {shown}, not a finite number "
                                f"{bound}")
 
 
@@ -224,21 +229,21 @@ def sidecar(path: str | Path) -> dict:
              "checksums": dict, "schema": list}
     for key, want in types.items():
         if not isinstance(doc[key], want):
-            raise InputError(path, f"not a {kind}: key {key!r} is {_json_type(doc[key])}")
+            raise InputError(path, f"not {_a(kind)}: key {key!r} is {_json_type(doc[key])}")
     if not isinstance(doc["n_events"], int) or isinstance(doc["n_events"], bool):
-        raise InputError(path, f"not a {kind}: key 'n_events' is {_json_type(doc['n_events'])}")
+        raise InputError(path, f"not {_a(kind)}: key 'n_events' is {_json_type(doc['n_events'])}")
     _number(path, kind, "n_events", doc["n_events"], 0)
     for i, b in enumerate(doc["schema"]):
         if not (isinstance(b, dict) and isinstance(b.get("name"), str)
                 and isinstance(b.get("dtype"), str)):
-            raise InputError(path, f"not a {kind}: key 'schema[{i}]' is no branch (an object "
+            raise InputError(path, f"not {_a(kind)}: key 'schema[{i}]' is no branch (an object "
                                    "with a name and a dtype)")
         name = b["name"]
         check = doc["checksums"].get(name)
         ints = isinstance(check, list) and bool(check) and all(
             isinstance(x, int) and not isinstance(x, bool) for x in check)
         if not (ints and check[0] >= 0):
-            raise InputError(path, f"not a {kind}: key 'checksums.{name}' is no checksum "
+            raise InputError(path, f"not {_a(kind)}: key 'checksums.{name}' is no checksum "
                                    "(an array of integers, the count of values first)")
         if len(check) != len(EMPTY):
             raise InputError(path, f"key 'checksums.{name}' has {len(check)} fields, not "
@@ -251,7 +256,7 @@ def sidecar(path: str | Path) -> dict:
     total = sum(doc["naive_bytes_by_branch"][b["name"]] for b in doc["schema"])
     _number(path, kind, "naive_bytes", doc["naive_bytes"], 0)
     if not math.isclose(doc["naive_bytes"], total, rel_tol=1e-9, abs_tol=1e-6):
-        raise InputError(path, f"not a {kind}: key 'naive_bytes' is {doc['naive_bytes']:g}, "
+        raise InputError(path, f"not {_a(kind)}: key 'naive_bytes' is {doc['naive_bytes']:g}, "
                                f"its branches' (naive_bytes_by_branch) sum {total:g}")
     return doc
 
@@ -370,12 +375,12 @@ class SizeRecord(FileRecord):
         groups = sum(self.naive_bytes_by_group.values())
         if self.naive_bytes_by_group and not math.isclose(groups, self.naive_bytes,
                                                           rel_tol=1e-9):
-            raise InputError(path, f"not a {kind}: key 'naive_bytes' is {self.naive_bytes:g}, "
+            raise InputError(path, f"not {_a(kind)}: key 'naive_bytes' is {self.naive_bytes:g}, "
                                    f"its groups' (naive_bytes_by_group) sum {groups:g}")
         for reader, proof in self.proofs.items():
             if not (isinstance(proof, dict) and isinstance(proof.get("ok"), bool)
                     and (proof["ok"] or "error" in proof)):
-                raise InputError(path, f"not a {kind}: key 'proofs.{reader}' is not a proof "
+                raise InputError(path, f"not {_a(kind)}: key 'proofs.{reader}' is not a proof "
                                        "(an object with ok, and error where not ok)")
 
     @classmethod
