@@ -117,8 +117,11 @@ reference:
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
 			results/metadata/provenance.json $$ref/metadata/ && \
 		cp results/metadata/plots/*.png $$ref/metadata/plots/; fi && \
+	other=$$($(BIN)/python -c 'import sys; from analysis.report.answer.cpus import sibling; \
+		print(sibling(sys.argv[1]) or "")' $$ref) && \
 	$(BIN)/hepfmt answer --tables $$ref --source $$ref \
-		$$(test -d $$ref/metadata && echo --metadata $$ref/metadata) && \
+		$$(test -d $$ref/metadata && echo --metadata $$ref/metadata) \
+		$${other:+--other-reference $$other} && \
 	echo "make reference: $$ref"
 
 dryrun: $(STAMP) $(QUIET_CONDOR) $(NEEDS_SERVICES)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from analysis.report import answer
+from analysis.report.answer import cpus
 from analysis.report.storage_tables import rewrite_derived
 from analysis.report.tables import rewrite_ratio_document
 
@@ -29,7 +30,7 @@ def main(ref: Path) -> None:
     for html in ("ratios.html", "storage.html"):
         (ref / html).unlink(missing_ok=True)
     meta = ref / "metadata" if (ref / "metadata").is_dir() else None
-    answer.write(ref, ref, meta, source=str(ref))
+    answer.write(ref, ref, meta, source=str(ref), other=cpus.sibling(ref))
 
 
 if __name__ == "__main__":

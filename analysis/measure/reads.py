@@ -50,6 +50,7 @@ import numpy as np
 from analysis import formats
 from analysis.defaults import default
 from analysis.errors import InputError, VerificationError, exit_with
+from analysis.formats import preflight
 from analysis.formats.base import Marks, Reader, is_url
 from analysis.measure import digest as content_digest
 from analysis.measure import invariants, isolated
@@ -481,6 +482,8 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     if not path.exists():
         raise InputError(path, "file to measure does not exist")
     data_file(path, "file to measure")
+    # a damaged file's structure refused in seconds, before any reader decodes it
+    preflight.check(path, format_name)
     fmt = formats.get(format_name)
     meta = read_source_meta(source)
     schema = schema_of(meta)

@@ -18,7 +18,7 @@ import pytest
 
 from analysis.cli import main
 from analysis.report import answer, direction
-from analysis.report.answer import facts
+from analysis.report.answer import cpus, facts
 from analysis.report.answer import wording as w
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,8 @@ README_REFERENCE = ROOT / "results" / "reference" / "amd-epyc"
 
 def _regenerated(ref: Path, out: Path) -> answer.Answer:
     meta = ref / "metadata" if (ref / "metadata").is_dir() else None
-    return answer.write(ref, out, meta, source=str(ref.relative_to(ROOT)))
+    return answer.write(ref, out, meta, source=str(ref.relative_to(ROOT)),
+                        other=cpus.sibling(ref))
 
 
 @pytest.mark.parametrize("ref", REFERENCES, ids=lambda p: p.name)
@@ -40,7 +41,9 @@ def test_reference_answer_is_what_its_tables_say(ref: Path, tmp_path: Path) -> N
         assert (tmp_path / name).read_text() == (ref / name).read_text(), (
             f"{ref / name} differs from what `hepfmt answer` writes from its tables: run "
             f"`hepfmt answer --tables {ref.relative_to(ROOT)} --metadata "
-            f"{ref.relative_to(ROOT)}/metadata --source {ref.relative_to(ROOT)}`")
+            f"{ref.relative_to(ROOT)}/metadata --source {ref.relative_to(ROOT)}"
+            + (f" --other-reference {other.relative_to(ROOT)}`"
+               if (other := cpus.sibling(ref)) else "`"))
 
 
 def test_readme_carries_the_reference_answer() -> None:

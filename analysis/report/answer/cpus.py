@@ -48,6 +48,8 @@ def claims(ratios: pd.DataFrame, speeds: pd.DataFrame, cpu: str, other: str | Pa
     how many of the stated ratios agree. ``speeds``: the stated rows (:func:`.facts.speed_rows`
     cut to those the answer states)."""
     theirs, other_cpu = compare_runs.load_run(other)
+    # named by its directory alone: the same words wherever the answer is written from
+    named = Path(other).resolve().name
     both = _stated(compare_runs.compare(ratios, theirs), speeds)
     stated = both[both.measurable]
     out = []
@@ -58,7 +60,7 @@ def claims(ratios: pd.DataFrame, speeds: pd.DataFrame, cpu: str, other: str | Pa
                    f"{w.events(n)} clusters, selection {x.selection}, {x.read}, {x.quantity}):"
                    f" {_oriented(x.quantity, x.value_a, x.lo_a, x.hi_a)} on {cpu}, "
                    f"{_oriented(x.quantity, x.value_b, x.lo_b, x.hi_b)} on {other_cpu} "
-                   f"({other}).",
+                   f"(run `{named}`).",
             direction.speed(x.quantity, x.value_a)[0],
             f.Source("ratios.csv", {"pair": x.pair, "quantity": x.quantity,
                                     "selection": x.selection, "read": x.read,
@@ -67,10 +69,20 @@ def claims(ratios: pd.DataFrame, speeds: pd.DataFrame, cpu: str, other: str | Pa
     if len(stated):
         agree = int(stated.agree.sum())
         out.append(f.Claim(
-            "cpu", f"Of the {len(speeds)} speed ratios stated, {other} ({other_cpu}) "
+            "cpu", f"Of the {len(speeds)} speed ratios stated, run `{named}` ({other_cpu}) "
                    f"measured {len(stated)} with an interval; {agree} of them agree with "
                    f"{cpu}'s (medians consistent with both intervals: `hepfmt bench "
                    "compare-runs`).",
-            float(agree), f.Source("ratios.csv", {"rows": "the speed ratios stated above"}),
+            float(agree), f.Source("ratios.csv", {}),
             cpu=f"{cpu}; {other_cpu}"))
     return out
+
+
+def sibling(ref: str | Path) -> Path | None:
+    """Another CPU's reference beside the reference ``ref`` (``results/reference/<cpu>``): the
+    first, by name, with a ``ratios.csv``; what a reference's answer is set against (the
+    Makefile's ``reference`` target and the test that regenerates the committed answers)."""
+    ref = Path(ref).resolve()
+    others = sorted(d for d in ref.parent.iterdir()
+                    if d.is_dir() and d != ref and (d / "ratios.csv").is_file())
+    return others[0] if others else None

@@ -31,7 +31,7 @@ class Source:
 
     def cite(self) -> str:
         keys = ", ".join(f"{k}={v}" for k, v in self.row.items())
-        return f"`{self.table}`: {keys}"
+        return f"`{self.table}`: {keys}" if keys else f"`{self.table}`"  # a whole table
 
 
 @dataclass(frozen=True)
