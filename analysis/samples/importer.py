@@ -3,8 +3,10 @@ or remote, copied into the source format so it is converted and measured exactly
 sample.
 
 The file is read in chunks (:mod:`.inputs`), so a large file never needs to fit in memory; the
-schema (names, types, counters) comes from the file. Every chunk is checked: a jagged branch's
-lengths must equal its counter's values, since every writer and reader relies on it.
+schema (names, types, counters) comes from the file. Its declared structure is checked when it is
+opened (:mod:`.relations`), and every chunk as it is read: each branch reads the chunk's entries,
+offsets run from 0 up to the values' length, a jagged branch's lengths equal its counter's values
+(every writer and reader relies on it), and the entries read add up to the entries declared.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from analysis.atomic import atomic_path
 from analysis.errors import InputError
 from analysis.samples.generate import arrow_schema
 from analysis.samples.inputs import Input, extract_schema, open_input
+from analysis.samples.relations import check_chunk
 from analysis.samples.schema import Schema
 from analysis.samples.source import Column, to_arrow
 
@@ -28,8 +31,11 @@ def read_events(inp: Input, schema: Schema) -> Iterator[dict[str, Column]]:
     made from the list lengths, the others are checked against them."""
     held = {f.name for f in inp.fields}
     counters = schema.counters()
+    names = [n for n in schema.names if n in held]
+    read = 0
     try:
-        for chunk in inp.chunks([n for n in schema.names if n in held]):
+        for chunk in inp.chunks(names):
+            read += check_chunk(inp.path, chunk, names)
             for counter, members in counters.items():
                 if counter not in held:
                     lengths = np.diff(chunk[members[0].name].offsets)
@@ -42,6 +48,9 @@ def read_events(inp: Input, schema: Schema) -> Iterator[dict[str, Column]]:
                                                    f"its counter {counter} ({bad} entries)")
             yield {b.name: Column(chunk[b.name].values.astype(b.np_dtype, copy=False),
                                   chunk[b.name].offsets) for b in schema.branches}
+        if read != inp.num_entries:
+            raise InputError(inp.path, f"read {read} entries, the {inp.what} declares "
+                                       f"{inp.num_entries} (a damaged entry count)")
     except InputError:
         raise
     except Exception as exc:  # uproot and pyarrow raise many types for unreadable files

@@ -19,6 +19,7 @@ import numpy as np
 
 from analysis.errors import InputError
 from analysis.records import data_file
+from analysis.samples import relations
 from analysis.samples.rntuple import columns as rntuple_columns
 from analysis.samples.schema import DTYPES, Field, Schema, schema_from_fields
 from analysis.samples.source import Column, to_column
@@ -172,6 +173,9 @@ class ParquetInput(Input):
 
         super().__init__(path, tree)
         self.files = _parquet_files(path)
+        for f in self.files:
+            if _local(f):
+                relations.check_parquet(f)
         try:
             self.schema = pq.read_schema(self.files[0])
         except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
@@ -222,6 +226,27 @@ class ParquetInput(Input):
                 raise InputError(path, f"cannot read Parquet ({exc})") from exc
 
 
+def _local(path: str) -> bool:
+    """Whether ``path`` is a local file, whose structure is checked before it is decoded (a
+    remote one would cost a round trip per basket)."""
+    return "://" not in path and Path(path).is_file()
+
+
+def _checked(path: str, f: object, tree: str) -> tuple[str, object]:
+    """The class and object under ``tree``, their declared structure checked first
+    (:mod:`.relations`) when the file is local."""
+    local = _local(path)
+    if local:
+        relations.check_key(path, f.key(tree), f.file.fBEGIN, f.file.fEND)
+    classname = f.classname_of(tree)
+    obj = f[tree]
+    if local and classname == "TTree":
+        relations.check_ttree(path, obj, f.file.fBEGIN, f.file.fEND)
+    elif local and classname in RNTUPLE_CLASSES:
+        relations.check_rntuple(path, obj)
+    return classname, obj
+
+
 def detect(path: str | Path) -> str:
     """``root`` or ``parquet``, from the first bytes (of a directory's first Parquet file)."""
     path = str(path)
@@ -245,8 +270,9 @@ def open_input(path: str | Path, tree: str = "Events") -> Input:
     except Exception as exc:  # uproot raises many types for unreadable files
         raise InputError(path, f"not a readable ROOT file ({exc})") from exc
     try:
-        classname = f.classname_of(tree)
-        obj = f[tree]
+        classname, obj = _checked(path, f, tree)
+    except InputError:
+        raise
     except Exception as exc:
         raise InputError(path, f"cannot open tree {tree!r} ({exc}); the file holds "
                                f"{sorted(set(f.classnames().values()))}") from exc
