@@ -81,6 +81,17 @@ def _time_limit(a: argparse.Namespace) -> None:
         timelimit.parse(os.environ[timelimit.ENV])
 
 
+def _release_storage_leftovers() -> None:
+    """What a killed ``storage`` job left (loop device, mount, cgroup, image), released at the
+    start of any command: its supervisor does it when the job dies, unless whatever killed the
+    job (a scheduler ending the job's cgroup) killed the supervisor too. One directory listing
+    when nothing is left."""
+    from analysis.measure.storage import ledger
+
+    if ledger.leftovers():
+        ledger.reap()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Bad input, a wrong config or a full disk end in one line naming the
     file and the problem, and exit status 2; ``--verbose`` adds the libraries' detail."""
@@ -93,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
         os.environ[ENV] = args.memory_cap  # ... and this
     try:
+        _release_storage_leftovers()
         _time_limit(args)
         args.func(args)
     except HepfmtError as exc:  # the whole text of the libraries' messages with --verbose

@@ -35,13 +35,15 @@ def convert(source: str | Path, output: str | Path, adapter: str, variant_name: 
     with memcap.capped(source, read_source_meta(source)["naive_bytes"]):
         meta = check_source(source)
     fmt.write(Path(source), Path(output), variant, cluster_size, options)
-    written = digest.of(output) if size_output else None  # the bytes the proofs prove
+    # the bytes the proofs prove, and their identity: a file replaced before a proof's read
+    # is refused (digest.unchanged after each read), never proven in place of these bytes
+    written, identity = digest.hashed(output) if size_output else (None, None)
     unverifiable = fmt.unverifiable(options) if fmt.unverifiable else None
     proofs = {}
     if unverifiable is None:
         try:
-            proofs = prove_readers(output, adapter, meta, prove)
-            verify_written(output, adapter, meta, proofs)
+            proofs = prove_readers(output, adapter, meta, prove, identity)
+            verify_written(output, adapter, meta, proofs, identity)
         except HepfmtError:
             Path(output).unlink(missing_ok=True)  # never a result
             raise

@@ -149,13 +149,15 @@ def serve(spec: WorkerSpec, commands, out) -> None:
     read = ReadSpec(spec.path, spec.source, "", spec.reader, "", spec.branches, ["warm"], 1,
                     spec.threads, spec.module, n_events=spec.n_events)
     if spec.digest:  # proven at convert on these bytes: reading them loads the page cache
-        now = content_digest.of(spec.path)
+        now, identity = content_digest.hashed(spec.path)
         if now != spec.digest:
             raise VerificationError(spec.path, f"changed since convert: digest {now} != "
                                                f"{spec.digest} (its size record's)")
         proven_by = "convert"
     else:  # the proof is this process's first read: its first timed read is then not first
+        identity = content_digest.identity(spec.path)
         verify_read(reader, read, {b: tuple(meta["checksums"][b]) for b in spec.branches})
+        content_digest.unchanged(spec.path, identity)
         proven_by = "pair"
     baseline, method = start_read_peak()
     _send(out, {"ready": True, "proven_by": proven_by, "baseline_rss_bytes": baseline,
@@ -164,6 +166,7 @@ def serve(spec: WorkerSpec, commands, out) -> None:
         if line.strip() != "scan":
             return
         rep = timed_scan(reader, read)  # its CPU split, page faults and own peak too
+        content_digest.unchanged(spec.path, identity)  # the proven bytes were what was read
         # the scan's peak above the worker's resident set before its first read; None where
         # the high-water mark cannot be reset (a process peak would not be this scan's)
         peak = rep["scan_peak_rss_bytes"]

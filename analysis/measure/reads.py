@@ -255,7 +255,8 @@ class ReadBatch:
     digest: str = ""
 
 
-def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -> dict:
+def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str,
+           digest: str) -> tuple[dict, content_digest.Identity]:
     """The start of a process whose reader was proven elsewhere: the file shown to be the bytes
     proven there (its digest, whose read leaves the file's pages cached), and one scan of the
     smallest selection, as the proof's read would have done. That scan is the reader's first
@@ -265,15 +266,19 @@ def _prime(reader: Reader, specs: list[ReadSpec], proven_by: str, digest: str) -
     if is_url(first.path) or not digest:
         raise ValueError("a proof made elsewhere is trusted only on a local file with the "
                          "digest of the bytes it proved")
-    now = content_digest.of(first.path)  # reads every byte: the page cache is loaded
+    # reads every byte (the page cache is loaded); the identity binds every later read to them
+    now, identity = content_digest.hashed(first.path)
     if now != digest:
         raise VerificationError(first.path, f"changed since {proven_by}: digest {now} != "
                                             f"{digest} (its size record's); write it again")
     smallest = min(specs, key=lambda s: len(s.branches))
-    return {"selection": smallest.selection, **timed_scan(reader, smallest)}
+    scan = timed_scan(reader, smallest)
+    content_digest.unchanged(first.path, identity)
+    return {"selection": smallest.selection, **scan}, identity
 
 
-def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None) -> dict:
+def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None,
+                 identity: content_digest.Identity | None = None) -> dict:
     """One selection's timed repetitions in every cache mode, and the scans' own peak memory."""
     stopping = spec.stopping()
     baseline_rss, rss_method = start_read_peak()  # the scans' peak, not the proof's
@@ -284,7 +289,10 @@ def _timed_modes(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None)
             ev = evict(spec.path)
             rep.update(pages=ev.pages, resident_before=ev.resident_before,
                        resident_after=ev.resident_after, cold_verified=ev.verified)
-        return {**rep, **timed_scan(reader, spec, tap)}
+        scan = timed_scan(reader, spec, tap)
+        if identity is not None:  # what was read is what was proven (outside the timing)
+            content_digest.unchanged(spec.path, identity)
+        return {**rep, **scan}
 
     out: dict[str, list[dict]] = {}
     stops: dict[str, dict] = {}
@@ -333,12 +341,17 @@ def run_batch(batch: ReadBatch) -> dict:
     tap = counters.ReaderTap(reader.library, first.adapter, is_url(first.path)) \
         if first.count_io else None
     first: dict = {}
+    identity = None
     if batch.proven_by:
-        first = _prime(reader, specs, batch.proven_by, batch.digest)
+        first, identity = _prime(reader, specs, batch.proven_by, batch.digest)
     else:  # the proof is the first read: none is timed
+        local = not is_url(specs[0].path)
+        identity = content_digest.identity(specs[0].path) if local else None
         verify_read(reader, dataclasses.replace(specs[0], branches=union), reference)
+        if identity is not None:
+            content_digest.unchanged(specs[0].path, identity)
     proven_by = batch.proven_by or "measure"
-    return {"reads": [{**_timed_modes(reader, s, tap), "proven_by": proven_by,
+    return {"reads": [{**_timed_modes(reader, s, tap, identity), "proven_by": proven_by,
                        **({"first_read": first} if first.get("selection") == s.selection
                           else {})} for s in specs]}
 

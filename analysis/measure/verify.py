@@ -17,6 +17,7 @@ from analysis import formats
 from analysis.checksum import differs_by
 from analysis.checksum import fmt as fmt_checksum
 from analysis.errors import HepfmtError, InputError, VerificationError
+from analysis.measure import digest
 from analysis.samples.source import describe_source, open_source, read_source_meta, schema_of
 
 
@@ -62,12 +63,14 @@ def mismatch(reader: str, got: dict, bad: list[str], checksums: dict) -> str:
             f"{fmt_checksum(want) if len(want) == 4 else want})")
 
 
-def prove_readers(path: str | Path, adapter: str, meta: dict,
-                  readers: list[str]) -> dict[str, dict]:
+def prove_readers(path: str | Path, adapter: str, meta: dict, readers: list[str],
+                  identity: digest.Identity | None = None) -> dict[str, dict]:
     """Each reader's read of every branch against the source's checksums, untimed: what a read
     measurement needs proven before it times that reader (``measure`` then skips its own
     proof). A reader's failure is recorded, not raised: it disqualifies that reader's timings,
-    not the file, whose verdict is :func:`verify_written`'s."""
+    not the file, whose verdict is :func:`verify_written`'s. With ``identity`` (of the bytes
+    that were hashed, :func:`.digest.hashed`), a file replaced or written after the hash is
+    refused after each read: the proofs would be of other bytes than the recorded digest's."""
     fmt = formats.get(adapter)
     names = [b["name"] for b in meta["schema"]]
     out: dict[str, dict] = {}
@@ -79,6 +82,9 @@ def prove_readers(path: str | Path, adapter: str, meta: dict,
         except HepfmtError as exc:
             out[name] = {"ok": False, "error": str(exc)}
             continue
+        finally:
+            if identity is not None:
+                digest.unchanged(path, identity)
         bad = differing(got, names, meta["checksums"])
         out[name] = {"ok": not bad,
                      "error": mismatch(name, got, bad, meta["checksums"]) if bad else None}
@@ -86,11 +92,12 @@ def prove_readers(path: str | Path, adapter: str, meta: dict,
 
 
 def verify_written(path: str | Path, adapter: str, meta: dict,
-                   proofs: dict[str, dict] | None = None) -> None:
+                   proofs: dict[str, dict] | None = None,
+                   identity: digest.Identity | None = None) -> None:
     """Every branch of a written file, read back by its adapter's verifying reader, equals the
     source's checksums. A passed proof of every branch by another of the format's exact
     readers (``proofs``, from :func:`prove_readers`) already shows that, so the file is not
-    read a second time."""
+    read a second time. ``identity``: as for :func:`prove_readers`."""
     if any(p["ok"] for p in (proofs or {}).values()):
         return
     fmt = formats.get(adapter)
@@ -98,6 +105,8 @@ def verify_written(path: str | Path, adapter: str, meta: dict,
     names = [b["name"] for b in meta["schema"]]
     reader.prepare(1)
     got = reader.read(str(path), names)
+    if identity is not None:
+        digest.unchanged(path, identity)
     bad = differing(got, names, meta["checksums"])
     if bad:
         raise VerificationError(path, mismatch(reader.name, got, bad, meta["checksums"]))

@@ -3,21 +3,25 @@
 A context manager's ``finally`` covers errors but not a SIGKILL of its process. So every loop
 device, mount, cgroup, temporary path and server process is first appended to a ledger file
 (one per owner, fsynced); teardown undoes the entries newest first and deletes the file.
-:func:`reap` undoes the ledgers of owners that are no longer alive, which is how a killed
-measurement's leftovers go: never by a name pattern, only by the ids recorded.
+Each ledger has a supervisor (:mod:`.supervisor`), a process of its own session that releases
+it within a second of its owner's death, so a killed measurement's leftovers go then, not at
+the next ``storage`` job; :func:`reap` undoes the ledgers of owners that are no longer alive
+too (a supervisor killed with its owner). Never by a name pattern, only by the ids recorded.
 
 A process is identified by pid *and* start time (``/proc/PID/stat`` field 22), so a recycled
-pid is never signalled.
+pid is never signalled; a zombie is dead (it holds nothing and runs nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -31,28 +35,58 @@ def default_root() -> Path:
                 or Path(tempfile.gettempdir()) / f"hepfmt-storage-{os.getuid()}")
 
 
-def start_time(pid: int) -> int | None:
-    """Clock ticks since boot at which ``pid`` started; None if it is gone."""
+#: The module a ledger's supervisor runs (``python -m``): named, not imported, as it imports this.
+SUPERVISOR = "analysis.measure.storage.supervisor"
+
+
+def _stat(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` from field 3 (the state) on; None if the process is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; comm may hold spaces
+    return stat.rsplit(")", 1)[1].split()  # comm, before it, may hold spaces and parentheses
+
+
+def start_time(pid: int) -> int | None:
+    """Clock ticks since boot at which ``pid`` started; None if it is gone."""
+    fields = _stat(pid)
+    return None if fields is None else int(fields[19])  # field 22
 
 
 def alive(pid: int, started: int | None) -> bool:
-    return started is not None and start_time(pid) == started
+    """Whether the process recorded as (``pid``, ``started``) still runs: not a zombie."""
+    fields = _stat(pid)
+    return started is not None and fields is not None and fields[0] != "Z" \
+        and int(fields[19]) == started
+
+
+def _supervise(path: Path) -> subprocess.Popen:
+    """The ledger's supervisor (:mod:`.supervisor`): its own session, no terminal, holding no
+    descriptor of the owner's (a pipe a caller reads to its end is not kept open), its working
+    directory ``/`` (never a mount it must undo)."""
+    package_root = str(Path(__file__).resolve().parents[3])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.Popen(
+        [sys.executable, "-m", SUPERVISOR, str(path), str(os.getpid()),
+         str(start_time(os.getpid()) or "none")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, cwd="/", env=env)
 
 
 class Ledger:
     """The resources of one owner (a context manager), in the order they were created."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, supervised: bool = True) -> None:
+        """``supervised``: start the ledger's supervisor (tests of :func:`reap` alone say
+        no)."""
         self.root = Path(root or default_root())
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = self.root / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
         self.entries: list[dict] = []
         self._write({"kind": "owner", "pid": os.getpid(), "started": start_time(os.getpid())})
+        self.supervisor = _supervise(self.path) if supervised else None
 
     def _write(self, entry: dict) -> None:
         with open(self.path, "a") as f:
@@ -76,7 +110,16 @@ class Ledger:
         self.entries = []
         if not errors:
             self.path.unlink(missing_ok=True)
+            self._stop_supervisor()
         return errors
+
+    def _stop_supervisor(self) -> None:
+        """Nothing is left to undo: the supervisor (which would leave by itself within
+        :data:`.supervisor.POLL_S`) is ended and collected now."""
+        if self.supervisor is not None and self.supervisor.poll() is None:
+            self.supervisor.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.supervisor.wait(timeout=10)
 
 
 def undo_all(entries: list[dict]) -> list[str]:
@@ -89,19 +132,61 @@ def undo_all(entries: list[dict]) -> list[str]:
     return errors
 
 
+def _entries(path: Path) -> list[dict]:
+    """The ledger's entries; a line torn by a kill while it was written is skipped: an entry is
+    complete (fsynced) before its resource is made, so a torn one names nothing made."""
+    out = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(ValueError):
+            out.append(json.loads(line))
+    return [e for e in out if isinstance(e, dict) and "kind" in e]
+
+
+def _owner_alive(lines: list[dict]) -> bool:
+    owner = lines[0] if lines and lines[0]["kind"] == "owner" else None
+    return owner is not None and alive(owner["pid"], owner["started"])
+
+
+def release(path: Path) -> list[str]:
+    """Undo the ledger at ``path`` if its owner is dead, and delete it; the errors of what
+    could not be undone (the ledger is kept then). Under an exclusive lock of the ledger file:
+    its supervisor and a :func:`reap` never undo it at the same time."""
+    try:
+        f = open(path)  # noqa: SIM115 - held for the lock, closed below
+    except FileNotFoundError:
+        return []  # released meanwhile
+    with f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        if not path.exists():
+            return []
+        lines = _entries(path)
+        if _owner_alive(lines):
+            return []
+        failed = undo_all([e for e in lines if e["kind"] != "owner"])
+        if not failed:
+            path.unlink(missing_ok=True)
+    return failed
+
+
 def reap(root: Path | None = None) -> list[str]:
     """Undo the ledgers whose owner process is dead; the errors of what could not be undone."""
     errors: list[str] = []
     for path in sorted(Path(root or default_root()).glob("*.jsonl")):
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-        owner = lines[0] if lines and lines[0]["kind"] == "owner" else None
-        if owner is not None and alive(owner["pid"], owner["started"]):
-            continue
-        failed = undo_all([e for e in lines if e["kind"] != "owner"])
-        errors += failed
-        if not failed:
-            path.unlink(missing_ok=True)
+        errors += release(path)
     return errors
+
+
+def leftovers(root: Path | None = None) -> bool:
+    """Whether a ledger of a dead owner is waiting (cheap: a directory listing and one
+    ``/proc`` read per ledger), so a command can call :func:`reap` only then."""
+    base = Path(root or default_root())
+    if not base.is_dir():
+        return False
+    for path in base.glob("*.jsonl"):
+        with contextlib.suppress(OSError, ValueError):
+            if not _owner_alive(_entries(path)):
+                return True
+    return False
 
 
 def stop_process(entry: dict, grace_s: float = 5.0) -> None:
