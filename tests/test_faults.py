@@ -245,3 +245,76 @@ def test_import_and_extract_a_damaged_root_file(command, kind, written, tmp_path
         else [name, bad, *rest[:-1], tmp_path / rest[-1]]
     proc = run(*args)
     assert_clean_outcome(proc, memcap.cap_for(bad), bad)
+
+
+# ---- structural damage: well-formed files whose values, order or type are not the source's ----
+
+def _study():
+    """The fault study's own damage makers (tools/fault_study.py): one home for each kind."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "fault_study.py"
+    spec = importlib.util.spec_from_file_location("fault_study", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("fault_study", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+STUDY = _study()
+
+#: (format, kind): a seeded subset of the study's structural kinds, one or two per format
+STRUCTURAL = [("parquet", "row-groups-reversed"), ("parquet", "row-group-duplicated"),
+              ("parquet", "float-as-int32-no-arrow-schema"), ("parquet", "sum-kept"),
+              ("feather", "clusters-swapped"), ("feather", "float-as-int32"),
+              ("orc", "clusters-swapped"), ("ttree", "one-branch-swapped")]
+
+
+@pytest.mark.parametrize(("fmt", "kind"), STRUCTURAL)
+def test_measure_refuses_a_well_formed_file_of_other_values(fmt, kind, written, source,
+                                                            tmp_path) -> None:
+    """Reordered clusters (row groups, stripes, batches, one branch's baskets), a float
+    re-declared as int32, a change that keeps the sum: a valid file every reader reads without
+    complaint, refused by the proof against the source's checksums, naming the file."""
+    good = written(fmt, VARIANT[fmt])
+    case = STUDY.Case(fmt, good, tmp_path / "no-record.json", source)
+    bad = STUDY.damage(good, tmp_path / "bad" / good.name, kind, SEED, case)
+    reader = formats.get(fmt).verifier or next(iter(formats.get(fmt).readers))
+    proc = _measure(bad, source, fmt, reader, tmp_path / "m.json")
+    assert proc.returncode == 2 and "differ from the source" in proc.stderr, proc.stderr
+
+
+@pytest.fixture
+def converted(source, tmp_path) -> tuple[Path, Path]:
+    """A Parquet file from ``hepfmt convert`` with its size record (proofs and digest)."""
+    from analysis.cli import main
+
+    out, record = tmp_path / "good" / "f.parquet", tmp_path / "good" / "f.size.json"
+    out.parent.mkdir()
+    assert main(["convert", str(source), "--format", "parquet", "--variant", VARIANT["parquet"],
+                 "--cluster-size", str(CLUSTER_SIZE), "--prove", "pyarrow", "-o", str(out),
+                 "--size-output", str(record)]) == 0
+    return out, record
+
+
+@pytest.mark.parametrize("kind", ["record-dev-zero", "record-fifo", "record-wrong-shape",
+                                  "record-deep", "sum-kept", "1-flip", "sparse-3gb-tail"])
+def test_measure_with_its_size_record_refuses(kind, converted, source, tmp_path) -> None:
+    """A size record that is no record (``/dev/zero``, a FIFO, the wrong shape, nested too
+    deep) is refused naming it; a file damaged where convert wrote it (its record naming it)
+    is refused by the record's size or digest. Never a hang, never a traceback."""
+    good, record = converted
+    case = STUDY.Case("parquet", good, record, source)
+    path = good
+    if STUDY.STRUCTURAL.get(kind) and STUDY.STRUCTURAL[kind].target == "record":
+        record = STUDY.damage(good, tmp_path / "case" / "size.json", kind, SEED, case)
+    else:
+        path = STUDY.damage(good, tmp_path / "case" / good.name, kind, SEED, case)
+        record = STUDY.record_in_place(record, path, tmp_path / "case" / "size.json")
+    out = tmp_path / "m.json"
+    proc = run("measure", path, "--source", source, "--format", "parquet", "--variant",
+               VARIANT["parquet"], "--cluster-size", CLUSTER_SIZE, "--readers", "pyarrow",
+               "--selection", "all=*", "--modes", "warm", "--repetitions", 3,
+               "--size-record", record, "-o", out)
+    assert_clean_outcome(proc, _cap(good, source), path, record)
+    assert proc.returncode == 2 and not out.exists(), proc.stderr
