@@ -4,7 +4,9 @@
 Events are made in fixed chunks, each from its own random stream seeded by (seed, process,
 chunk index), so memory stays bounded (1M events never need all of it in memory) and the events
 do not depend on how the output is later split. Everything is vectorised per branch: one uniform
-draw per value (see :mod:`analysis.samples.model`).
+draw per value (see :mod:`analysis.samples.model`). A branch the model knows to be a
+collection's length is written from the generated lengths, and a copy copies its leader
+(:mod:`analysis.samples.relations_model`), so a sample never contradicts itself.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from analysis.atomic import atomic_path
 from analysis.errors import ConfigError
 from analysis.samples.model import Model, apply_repeat
 from analysis.samples.processes import PROCESSES, TRIGGER_PREFIXES, Process
-from analysis.samples.schema import Schema
+from analysis.samples.schema import Branch, Schema
 from analysis.samples.source import to_arrow
 
 #: Events per generated chunk. Part of the determinism contract: changing it changes the events.
@@ -50,6 +52,24 @@ def _sort_desc_within_events(values: np.ndarray, counts: np.ndarray) -> np.ndarr
     return values[np.lexsort((-values, event))]
 
 
+def _jagged(rng: np.random.Generator, model: Model, b: Branch, proc: Process,
+            c: np.ndarray) -> pa.Array:
+    """One jagged branch of a chunk, ``c`` values per event."""
+    vm = model.values[b.name]
+    rate = proc.trigger_rate if b.name.startswith(TRIGGER_PREFIXES) else 1.0
+    offsets = np.zeros(c.size + 1, dtype=np.int64)
+    np.cumsum(c, out=offsets[1:])
+    if vm.follows:
+        values = vm.sample_chain(rng, c, b.np_dtype)
+    else:
+        values = vm.sample(rng, int(offsets[-1]), b.np_dtype, rate)
+    if vm.repeat and values.size:
+        values = apply_repeat(rng, values, c, vm.repeat)
+    if vm.sorted_desc and values.size:
+        values = _sort_desc_within_events(values, c)
+    return to_arrow(b, values, offsets)
+
+
 def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -> pa.RecordBatch:
     """One chunk of events; its content depends only on (model, process, seed, chunk, n)."""
     rng = np.random.default_rng([seed, _stable(proc.name), chunk])
@@ -58,33 +78,31 @@ def generate_chunk(model: Model, proc: Process, seed: int, chunk: int, n: int) -
     lengths = {c: _counts(rng, model.multiplicity[c], n, proc.scale.get(c, 1.0))
                for c in schema.collections()}
     collection_of = {k: c for c, ks in schema.collections().items() for k in ks}
-    arrays = []
+    relations = model.relations
+    made: dict[str, pa.Array] = {}
     flags: dict[str, np.ndarray] = {}  # event-level bools, for the branches identical to them
     for b in schema.branches:
         if b.name in collection_of:
-            arrays.append(to_arrow(b, lengths[collection_of[b.name]].astype(b.np_dtype), None))
+            made[b.name] = to_arrow(b, lengths[collection_of[b.name]].astype(b.np_dtype), None)
             continue
-        vm = model.values[b.name]
-        rate = proc.trigger_rate if b.name.startswith(TRIGGER_PREFIXES) else 1.0
         if b.jagged:
-            c = lengths[b.collection]
-            offsets = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(c, out=offsets[1:])
-            if vm.follows:
-                values = vm.sample_chain(rng, c, b.np_dtype)
-            else:
-                values = vm.sample(rng, int(offsets[-1]), b.np_dtype, rate)
-            if vm.repeat and values.size:
-                values = apply_repeat(rng, values, c, vm.repeat)
-            if vm.sorted_desc and values.size:
-                values = _sort_desc_within_events(values, c)
-            arrays.append(to_arrow(b, values, offsets))
+            made[b.name] = _jagged(rng, model, b, proc, lengths[b.collection])
         else:
+            vm = model.values[b.name]
+            rate = proc.trigger_rate if b.name.startswith(TRIGGER_PREFIXES) else 1.0
             values = flags[vm.same_as] if vm.same_as in flags else \
                 vm.sample(rng, n, b.np_dtype, rate, chunk * CHUNK)
             if b.dtype == "bool":
                 flags[b.name] = values
-            arrays.append(to_arrow(b, values, None))
+            made[b.name] = to_arrow(b, values, None)
+        # a relation replaces the values just drawn: drawing them anyway keeps every other
+        # branch's random stream, so the relations change their own branches only
+        if b.name in relations.lengths:
+            made[b.name] = to_arrow(b, lengths[relations.lengths[b.name]].astype(b.np_dtype),
+                                    None)
+        elif b.name in relations.copies:
+            made[b.name] = made[relations.copies[b.name]]
+    arrays = [made[name] for name in schema.names]
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(schema))
 
 

@@ -3,7 +3,8 @@
 Reads every event (chunked) of a TTree, an RNTuple or Parquet NanoAOD (:mod:`.inputs`) and
 learns what :mod:`.model` samples from: the value distributions of each branch, the
 multiplicity of each collection (found by name: :mod:`.schema`), repeats and sequences
-(:mod:`.chain`) within events and identical event-level flags.
+(:mod:`.chain`) within events, identical event-level flags, and the branches that are exact
+functions of others (lengths and copies: :mod:`.relations_model`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from analysis.samples.model import (
     sorted_desc,
 )
 from analysis.samples.processes import TRIGGER_PREFIXES
+from analysis.samples.relations_model import find_relations
 from analysis.samples.schema import Schema
 from analysis.samples.source import Column
 
@@ -132,4 +134,5 @@ def extract(path: str | Path, tree: str = "Events") -> Model:
         values[b.name] = model
     for name, leader in learn_aliases(schema, cols).items():
         values[name].same_as = leader
-    return Model(schema, values, multiplicity, n_events, inp.label)
+    return Model(schema, values, multiplicity, n_events, inp.label,
+                 find_relations(schema, cols, lengths))

@@ -6,8 +6,10 @@ float keeps. The model records exactly those properties, per branch, from a real
 
 * ``bool``: the firing rate;
 * numbers: *point masses* (exact frequencies of values that recur: zeros, defaults such as -1
-  or -999, and every value of an integer branch with few distinct values) mixed with a
-  *quantile table* of the remaining values; sampling is one inverse-CDF lookup per value;
+  or -999, and every value of a *categorical* branch: an integer with up to a thousand
+  distinct values, bit-field words and PDG ids included, or a float whose values nearly all
+  recur, as masses that take a few exact values) mixed with a *quantile table* of the
+  remaining values; sampling is one inverse-CDF lookup per value;
 * floats: the number of mantissa bits actually stored (NanoAOD rounds many floats to 10-12);
 * jagged branches: whether they are sorted in decreasing order within each event (pt), and how
   often a value repeats the one before it in the same event beyond chance (a generator-level
@@ -19,7 +21,10 @@ float keeps. The model records exactly those properties, per branch, from a real
   aliases, or nested ones that fired on the same events): which one, so that they are
   generated identical (ROOT's RNTuple stores identical pages once);
 * collections (the ``X_*`` members and their counters, ``nX`` or one per member): the
-  multiplicity distribution, one per collection, so that every member has the same length.
+  multiplicity distribution, one per collection, so that every member has the same length;
+* exact relations between branches (:mod:`.relations_model`): a flat integer that is a
+  collection's length, a branch that copies another; generation honours them, so a synthetic
+  sample never contradicts itself (models written before them have none and load unchanged).
 
 Other correlations between branches are not modelled (a jet's eta does not depend on its pt
 here); compression sees each branch on its own, so this is what matters for sizes.
@@ -41,6 +46,7 @@ import numpy as np
 from analysis import records
 from analysis.errors import InputError
 from analysis.samples.chain import chain_tables, walk
+from analysis.samples.relations_model import Relations
 from analysis.samples.schema import Schema
 
 #: The built-in model: learned with ``hepfmt schema extract`` from coffea's ``nano_dy.root`` (CMS
@@ -52,8 +58,20 @@ QUANTILES = 33
 MASS_THRESHOLD = 0.02
 #: Bins of the guide table that speeds up drawing from point masses.
 GUIDE = 256
-#: Integer branches with at most this many distinct values are a frequency table only.
-MAX_CATEGORIES = 64
+#: Categorical branches, learned as a frequency table of whole values, may have up to this many
+#: distinct values: an integer always (bit-field words such as ``TrigObj_filterBits`` or
+#: ``GenPart_statusFlags``, PDG ids: a value between two quantiles is a word or a particle that
+#: does not exist, and costs the compressor the bits of a random number: +125% on
+#: ``TrigObj_filterBits``), a float when its values recur (:data:`RECURRING`). 1024 keeps a
+#: table below ~25 kB of JSON and a chain over it (:mod:`.chain`) below 12 MB, and no
+#: continuous float stored with NanoAOD's 10-12 mantissa bits over its range takes as few
+#: values.
+MAX_CATEGORIES = 1024
+#: A float is categorical (masses of particles that take a few exact values: ``GenPart_mass``)
+#: when at least this fraction of its values repeat another value exactly: a continuous
+#: quantity repeats only through rounding, far less in any file whose values do not already
+#: exhaust its few distinct ones.
+RECURRING = 0.9
 
 
 @dataclass
@@ -173,6 +191,7 @@ class Model:
     multiplicity: dict[str, dict[str, float]]  # collection -> {count: probability}
     n_events: int = 0
     origin: str = ""
+    relations: Relations = field(default_factory=Relations)
 
     def __post_init__(self) -> None:
         counters = self.schema.counters()
@@ -182,6 +201,7 @@ class Model:
                     if c not in self.multiplicity]
         if missing:
             raise InputError(self.origin or "model", f"no value model for {missing[:5]}")
+        self.relations.check(self.schema, self.origin or "model")
 
     def subset(self, names: list[str]) -> Model:
         """The model restricted to ``names`` plus the counters their jagged branches need."""
@@ -190,7 +210,7 @@ class Model:
                         self.schema.origin)
         return Model(schema, {k: v for k, v in self.values.items() if k in keep},
                      {k: v for k, v in self.multiplicity.items() if k in schema.collections()},
-                     self.n_events, f"subset of {self.origin}")
+                     self.n_events, f"subset of {self.origin}", self.relations.subset(schema))
 
     def to_json(self, path: str | Path) -> None:
         doc = {
@@ -200,6 +220,8 @@ class Model:
             "values": {k: {f: x for f, x in asdict(v).items() if x not in (None, [], {}, False)
                            or f == "kind"} for k, v in self.values.items()},
         }
+        if self.relations:
+            doc["relations"] = self.relations.to_dict()
         Path(path).write_text(json.dumps(doc, indent=0, separators=(",", ":")) + "\n")
 
     @classmethod
@@ -208,8 +230,10 @@ class Model:
         try:
             doc = records.read_json(path, "hepfmt model")
             values = {k: ValueModel(**v) for k, v in doc["values"].items()}
+            relations = Relations.from_dict(doc.get("relations"))
+            relations.check(schema, str(path))  # naming the file, not the model's origin
             return cls(schema, values, _by_collection(schema, doc["multiplicity"]),
-                       doc.get("n_events", 0), doc.get("origin", str(path)))
+                       doc.get("n_events", 0), doc.get("origin", str(path)), relations)
         except KeyError as exc:
             raise InputError(path, f"a schema without a value model (no {exc}); derive one "
                                    "with 'hepfmt schema extract'") from exc
@@ -276,10 +300,7 @@ def learn_values(x: np.ndarray, dtype: np.dtype) -> ValueModel:
         return ValueModel("number", masses={"0": 1.0}, mantissa_bits=bits)
     vals, counts = np.unique(x, return_counts=True)
     freq = counts / x.size
-    if dtype.kind in "iu" and vals.size <= MAX_CATEGORIES:
-        keep = np.ones(vals.size, dtype=bool)
-    else:
-        keep = (freq >= MASS_THRESHOLD) & (counts >= 2)
+    keep = _point_masses(counts, dtype)
     masses = {repr(v.item()): float(f) for v, f in zip(vals[keep], freq[keep], strict=True)}
     rest = np.repeat(vals[~keep], counts[~keep]).astype(np.float64)
     quantiles = []
@@ -287,6 +308,30 @@ def learn_values(x: np.ndarray, dtype: np.dtype) -> ValueModel:
         k = min(QUANTILES, rest.size + 1)
         quantiles = [float(q) for q in np.quantile(rest, np.linspace(0, 1, k))]
     return ValueModel("number", masses=masses, quantiles=quantiles, mantissa_bits=bits)
+
+
+def _point_masses(counts: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Which distinct values (occurring ``counts`` times) are point masses: all of a
+    categorical branch's; of an integer with more distinct values than a table holds, the
+    :data:`MAX_CATEGORIES` most frequent that recur (bit-field words again: the
+    quantiles then only stand for the rarest words); else those that recur often."""
+    if categorical(counts, dtype):
+        return np.ones(counts.size, dtype=bool)
+    keep = (counts / counts.sum() >= MASS_THRESHOLD) & (counts >= 2)
+    if dtype.kind in "iu":
+        top = np.argsort(-counts, kind="stable")[:MAX_CATEGORIES]
+        keep[top[counts[top] >= 2]] = True
+    return keep
+
+
+def categorical(counts: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether a branch whose distinct values occur ``counts`` times is learned as a frequency
+    table of whole values (see :data:`MAX_CATEGORIES` and :data:`RECURRING`)."""
+    if counts.size > MAX_CATEGORIES:
+        return False
+    if dtype.kind in "iu":
+        return True
+    return counts[counts >= 2].sum() >= RECURRING * counts.sum()
 
 
 def learn_sequence(x: np.ndarray, dtype: np.dtype) -> ValueModel | None:
