@@ -489,6 +489,7 @@ def main() -> int:
              for seed in (range(a.first_seed, a.first_seed + a.seeds) if is_random(kind)
                           else [0] if a.first_seed == 0 else [])]
     oom_before = oom_kills()
+    began = time.monotonic()
     unmade: list[str] = []  # cases the format's own writer could not make
 
     def one(case: tuple[str, str, int]) -> list[Run]:
@@ -524,7 +525,7 @@ def main() -> int:
     with ThreadPoolExecutor(a.jobs) as pool:
         runs = [r for rs in pool.map(one, cases) for r in rs]
     oom_after = oom_kills()
-    text = table(runs, len(cases) - len(unmade), oom_before, oom_after)
+    text = made_by(began) + table(runs, len(cases) - len(unmade), oom_before, oom_after)
     if unmade:
         text += "\nCases the format's own writer could not make (not counted):\n\n" + \
             "".join(f"- {u}\n" for u in sorted(unmade))
@@ -535,6 +536,17 @@ def main() -> int:
         Path(a.table).with_suffix(".json").write_text(json.dumps([asdict(r) for r in runs],
                                                                  indent=1))
     return 1 if any(r.outcome == "bad" for r in runs) else 0
+
+
+def made_by(began: float) -> str:
+    """How the table was made: the command, the date, the commit and the CPU, and how long it
+    took (a table of results is generated, never typed)."""
+    from analysis.provenance import git_commit, machine
+
+    m = machine()
+    return (f"<!-- made by: {' '.join([Path(sys.executable).name, *sys.argv])}; "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {git_commit()}; "
+            f"{m['cpu']}, {m['cores']} cores; {time.monotonic() - began:.0f} s -->\n")
 
 
 def table(runs: list[Run], files: int, oom_before: int | None, oom_after: int | None) -> str:

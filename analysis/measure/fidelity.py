@@ -30,6 +30,7 @@ from analysis.samples.generate import generate
 from analysis.samples.importer import import_tree
 from analysis.samples.inputs import open_input
 from analysis.samples.model import Model, mantissa_bits
+from analysis.samples.relations_model import broken_relations, relations_of_source
 from analysis.samples.schema import Schema
 from analysis.samples.source import (
     iter_batches,
@@ -156,6 +157,9 @@ def compare_models(real: str, models: dict[str, tuple[Model, frozenset[str]]],
             sizes = {"real": real_sizes, "synthetic": _sizes(synth_src, work, codecs, n)}
             stats = {"real": real_stats, "synthetic": _stats(synth_src)}
             out[name] = _tables(sizes, stats, n, codecs, model.schema, unjudged)
+            # the real file's relations (any model, the built-in one too), checked on the sample
+            broken = broken_relations(synth_src, model, relations_of_source(real_src, schema))
+            out[name]["relations"] = pd.DataFrame({"relation": broken}, dtype=object)
     return out
 
 
@@ -243,6 +247,20 @@ def misses(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return missed.reindex(missed["diff %"].abs().sort_values(ascending=False).index)
 
 
+def broken(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """The real file's relations the synthetic sample breaks (a counter that is not its
+    collection's length, a copy that is not one), one line each."""
+    rel = tables.get("relations")
+    return [] if rel is None else list(rel["relation"])
+
+
+def failed(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Every failed check in a few words, worst first: the broken relations, then the checks
+    beyond the goal."""
+    return [*broken(tables), *(f"{r['format']} {r['variant']} {r['group']} {r['diff %']:+.0f}%"
+                               for r in misses(tables).to_dict("records"))]
+
+
 def shown(checks: pd.DataFrame) -> str:
     """Checks as a Markdown table; a check left unjudged says so in its verdict column."""
     out = checks.drop(columns="judged").round(3)
@@ -255,13 +273,24 @@ def verdict_line(tables: dict[str, pd.DataFrame]) -> str:
     checks = tables["checks"]
     judged = int(checks["judged"].sum())
     n_missed = len(misses(tables))
+    n_broken = len(broken(tables))
     line = (f"**Goal met**: all {judged} checks within {GOAL:.0%}." if not n_missed
             else f"**Goal missed**: {n_missed} of {judged} checks beyond {GOAL:.0%}.")
+    if n_broken:
+        line += f" **Relations broken**: {n_broken} of the real file's (listed below)."
     skipped = checks[~checks["judged"]]
     if len(skipped):
         line += (f" Not judged: {len(skipped)} checks of "
                  f"{', '.join(sorted(set(skipped['group'])))}, of which the model saw no object.")
     return line
+
+
+def _relations_section(tables: dict[str, pd.DataFrame]) -> list[str]:
+    if "relations" not in tables:
+        return []
+    lines = broken(tables)
+    return ["## Relations of the real file (counters, lengths, copies)", "",
+            *([f"- {x}" for x in lines] or ["Every one holds in the synthetic sample."]), ""]
 
 
 def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
@@ -280,6 +309,7 @@ def report(tables: dict[str, pd.DataFrame], real: str, model_origin: str,
         "events, written in clusters of that size.", "",
         *(f"**Note**: {n}." for n in notes or []), *([""] if notes else []),
         verdict, "",
+        *_relations_section(tables),
         "## Normalised size per codec (file = 2018 definition, real file; data = branches only)",
         "", tables["size"].round(3).to_markdown(index=False), "",
         f"Goal: data-only normalised size, and the bytes per event of every group holding at "

@@ -151,3 +151,17 @@ def test_a_tiny_file_is_refused_before_anything_is_written(
 
 def test_replicas_stay_few_for_the_smallest_judged_file() -> None:
     assert fidelity.replicas(1) == fidelity.replicas(fidelity.MIN_JUDGED_EVENTS) <= 200
+
+
+def test_a_relation_of_the_real_file_broken_is_a_failed_check(tmp_path: Path) -> None:
+    """nano_dy's LHE_HTIncoming is an exact copy of LHE_HT; the built-in model (which predates
+    relations) draws it on its own: a failed check, named, beside the size checks."""
+    t = uproot.open(NANO)["Events"]
+    path = tmp_path / "copy.parquet"
+    ak.to_parquet(t.arrays(["LHE_HT", "LHE_HTIncoming", "nMuon", "Muon_pt"]), path)
+    tables = fidelity.compare(str(path), load_model(None), codecs=CODECS)
+    lines = fidelity.broken(tables)
+    assert any("LHE_HTIncoming" in x and "LHE_HT" in x for x in lines), lines
+    assert fidelity.failed(tables)[:len(lines)] == lines
+    text = fidelity.report(tables, str(path), "built-in")
+    assert "**Relations broken**" in text and "## Relations of the real file" in text
