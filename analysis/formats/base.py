@@ -158,6 +158,12 @@ class Blocks:
 
 #: The two ways a reader goes through a file (:attr:`Reader.kind`).
 EVENT_LOOP, COLUMNAR = "event loop", "columnar"
+#: What a read leaves the user with (:attr:`Reader.mode`): ``stream``, each cluster / row group
+#: decoded, every value touched and released before the next (memory bounded by a cluster);
+#: ``hand-over``, the whole selection returned as arrays (pyarrow's Table, uproot's ``arrays``).
+#: A ratio of two readers in different modes compares two different jobs, so each is named.
+STREAM, HANDOVER = "stream", "hand-over"
+MODES = (STREAM, HANDOVER)
 
 
 class BareFn(Protocol):
@@ -243,6 +249,18 @@ class Reader:
     #: read's steady rate is found from its own chunks); False: the library decodes the file
     #: in one call, or in batches of its own size
     marks_clusters: bool = False
+    #: what the read leaves the user with (:data:`STREAM` or :data:`HANDOVER`)
+    mode: str = HANDOVER
+    #: the knobs a reader name stands for besides its library (``{"memory_pool": "system"}``),
+    #: so that tables can say which pyarrow pool a row was read with
+    knobs: Mapping[str, object] = field(default_factory=dict, hash=False)
+    #: the knobs as the process actually has them once ``prepare`` ran (the pool pyarrow
+    #: really allocates from), for the read's provenance; None: nothing beyond ``knobs``
+    facts: Callable[[], dict[str, object]] | None = None
+
+    def run_facts(self) -> dict[str, object]:
+        """What this process's read used: ``knobs``, overridden by what ``facts`` observes."""
+        return {**self.knobs, **(self.facts() if self.facts else {})}
 
 
 @dataclass(frozen=True)
@@ -339,7 +357,9 @@ def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
                  check: Callable[[str, list[str]], None], **facts: object) -> Reader:
     """A reader whose library hands its data over as Arrow chunks: ``read`` checks the
     selection (``check``) and checksums every chunk, ``scan`` keeps every chunk until it
-    returns, so both do exactly the same decoding and only ``read`` pays for the proof."""
+    returns (``mode=STREAM``: touches every value of each chunk and drops it), so both do
+    exactly the same decoding and only ``read`` pays for the proof."""
+    keep = touch_chunks if facts.get("mode") == STREAM else keep_chunks
 
     def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
         check(path, branches)
@@ -349,7 +369,7 @@ def arrow_reader(name: str, library: str, prepare: PrepareFn, chunks: ChunksFn,
         return out
 
     def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
-        return keep_chunks(chunks(path, branches, threads, marks), marks)
+        return keep(chunks(path, branches, threads, marks), marks)
 
     return Reader(name, library, prepare, read, scan, **facts)
 
@@ -363,6 +383,34 @@ def keep_chunks(chunks: Iterable, marks: Marks) -> int:
         entries += len(chunk)
         marks.chunk(entries)
     return entries
+
+
+def touch_chunks(chunks: Iterable, marks: Marks) -> int:
+    """Touch every value of each decoded Arrow chunk, then drop it before the next is decoded
+    (the stream mode, as ROOT's columnar reader drops each basket); the entries read."""
+    entries = 0
+    for chunk in chunks:
+        touch(chunk)
+        entries += len(chunk)
+        marks.chunk(entries)
+        del chunk  # the next row group is decoded with this one's memory already released
+    return entries
+
+
+def touch(chunk) -> int:
+    """Read every byte of every buffer of an Arrow table or record batch (values, offsets,
+    validity) in one vectorised pass, as ROOT's scans load every value: numpy's ``max`` must
+    look at each byte, so no value is skipped, and it costs a pass over the data, no more. The
+    result is returned so the pass cannot be elided."""
+    import numpy as np
+
+    seen = 0
+    for column in chunk.columns:
+        for array in getattr(column, "chunks", [column]):
+            for buf in array.buffers():
+                if buf is not None and buf.size:
+                    seen |= int(np.frombuffer(buf, dtype=np.uint8).max())
+    return seen
 
 
 def awkward_checksums(chunks: Iterable, branches: list[str]) -> dict[str, Checksum]:

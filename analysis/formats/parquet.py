@@ -13,7 +13,8 @@ unchanged, so the knobs are pyarrow's own (``data_page_version``, ``version``,
   ones included (bytes of equal significance stored together, so that reduced-mantissa floats
   compress better).
 
-Readers: pyarrow (row group by row group), awkward (``ak.from_parquet``), polars and DuckDB (each
+Readers: pyarrow (row group by row group; one name per memory pool and per mode,
+:func:`pyarrow_readers`), awkward (``ak.from_parquet``), polars and DuckDB (each
 decodes every value of the selection into its own memory, then hands it over as Arrow).
 """
 
@@ -29,8 +30,10 @@ from analysis.atomic import atomic_path
 from analysis.checksum import EMPTY, Checksum
 from analysis.codec import PARQUET_CODECS, RAW_DECOMPRESSION, Variant, pyarrow_levels
 from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.formats import parquet_pages
+from analysis.formats import arrow_pool, parquet_pages
 from analysis.formats.base import (
+    HANDOVER,
+    STREAM,
     Blocks,
     Format,
     Layout,
@@ -168,6 +171,38 @@ def describe(path: Path) -> Layout:
 def _prepare_pyarrow(threads: int) -> None:
     pa.set_cpu_count(max(1, threads))
     pa.set_io_thread_count(max(1, threads))
+
+
+def _prepare_pool(name: str, pool: str):
+    """``prepare`` of the pyarrow reader ``name``: its memory pool, set before it allocates
+    anything (a pool this pyarrow lacks refuses the reader), then pyarrow's threads."""
+
+    def prepare(threads: int) -> None:
+        arrow_pool.use(name, pool)
+        _prepare_pyarrow(threads)
+
+    return prepare
+
+
+#: What planning assumes any pyarrow reader of Parquet costs (analysis/plan/cost.py).
+PYARROW_COST = ReadCost(0.4, ReadParts(0.016, 0.0002, 2_260_000), ReadParts(0.012, 0.0, 29_200))
+
+
+def pyarrow_readers() -> dict[str, Reader]:
+    """pyarrow row group by row group, once per memory pool (``pyarrow``, ``pyarrow-system``,
+    ``pyarrow-jemalloc``) and per mode: every row group kept to the end (hand-over, pyarrow's
+    Table) or touched and dropped (``pyarrow-stream``, as ROOT's columnar reader drops each
+    basket)."""
+    out = {}
+    for mode, base in ((HANDOVER, "pyarrow"), (STREAM, "pyarrow-stream")):
+        for pool in (arrow_pool.DEFAULT, *arrow_pool.POOLS):
+            name = arrow_pool.reader_name(base, pool)
+            out[name] = arrow_reader(
+                name, "pyarrow", _prepare_pool(name, pool), _pyarrow_chunks, _check_branches,
+                bare=_bare_pyarrow, url_scheme="http", marks_clusters=True, cost=PYARROW_COST,
+                on_storage=name == "pyarrow", mode=mode, knobs={"memory_pool": pool},
+                facts=arrow_pool.facts)
+    return out
 
 
 def _check_branches(path: str, branches: list[str]) -> None:
@@ -337,10 +372,7 @@ FORMAT = Format(
     levels=pyarrow_levels(list(PARQUET_CODECS)),
     write=write, describe=describe, blocks=blocks,
     readers={
-        "pyarrow": arrow_reader(
-            "pyarrow", "pyarrow", _prepare_pyarrow, _pyarrow_chunks, _check_branches,
-            bare=_bare_pyarrow, url_scheme="http", on_storage=True, marks_clusters=True,
-            cost=ReadCost(0.4, ReadParts(0.016, 0.0002, 2_260_000), ReadParts(0.012, 0.0, 29_200))),
+        **pyarrow_readers(),
         "awkward": Reader(
             "awkward", "awkward", _prepare_awkward, _read_awkward, _scan_awkward,
             bare=_bare_awkward, url_scheme="http",

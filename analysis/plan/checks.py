@@ -347,6 +347,10 @@ def _compare(config: dict) -> None:
         if outside:
             raise ConfigError(f"compare.pairs[{i}].cluster_sizes",
                               f"{outside[0]} is not among compare.cluster_sizes {sizes}")
+        strange = [n for n in pair.get("samples") or [] if n not in paired]
+        if strange:
+            raise ConfigError(f"compare.pairs[{i}].samples",
+                              f"{strange[0]!r} is not among the compare samples {paired}")
     for i, p in enumerate(compare_pairs(config)):
         same = normal(p.label)  # "zstd" and "ｚｓｔｄ " are one label to a reader
         if same in labels:

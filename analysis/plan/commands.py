@@ -114,7 +114,7 @@ def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
         cluster_size=job.cluster_size, ttree=_side(c, job.ttree, job.pair.ttree),
         parquet=_side(c, job.parquet, job.pair.parquet),
         selections={job.selection: _branches(c, job.sample, job.selection)},
-        threads=study.thread_counts(c)[0], rounds=s["rounds"], precision=s["precision"],
+        threads=study.pair_threads(c, job.pair), rounds=s["rounds"], precision=s["precision"],
         budget_s=s["budget_s"], min_repetitions=s["min_repetitions"],
         max_repetitions=s["repetitions"], max_load=s["max_load"],
         timeout=c["measure"]["timeout_s"], file_events=study.file_events(c))

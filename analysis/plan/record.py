@@ -16,9 +16,10 @@ def record(config: dict) -> dict:
 
     * ``formats``: per config format, in config order, its ``name``, ``label``, ``adapter``,
       ``variants`` and timed ``readers`` (the format's default reader first);
-    * ``pairs``: the ROOT / Parquet pairings, each a ``label`` and per side (``ttree``,
-      ``parquet``) the ``format``, ``variant`` and ``reader`` of its ratio, whether the pairing
-      ``named`` that reader, and its ``kind`` (an event loop or columnar);
+    * ``pairs``: the ROOT / Parquet pairings, each a ``label``, its reader ``threads`` and per
+      side (``ttree``, ``parquet``) the ``format``, ``variant`` and ``reader`` of its ratio,
+      whether the pairing ``named`` that reader, its ``kind`` (an event loop or columnar), its
+      ``mode`` (stream or hand-over) and its ``knobs`` (the pyarrow memory pool it asks for);
     * ``selections``: each branch selection's ``name``, ``branches`` as the config writes
       them (a list, or ``"*"``) and ``resolved``: per sample, the branches its reads read (None
       for a remote sample: its measure job resolves them);
@@ -33,9 +34,11 @@ def record(config: dict) -> dict:
                      "adapter": study.adapter(config, name),
                      "variants": list(fcfg["variants"]), "readers": study.readers(config, name)}
                     for name, fcfg in config["formats"].items()],
-        "pairs": [{"label": p.label,
+        "pairs": [{"label": p.label, "threads": study.pair_threads(config, p),
                    **{side: {**getattr(p, side)._asdict(),
-                             "kind": study.reader_kind(config, getattr(p, side))}
+                             "kind": study.reader_kind(config, getattr(p, side)),
+                             "mode": study.reader_mode(config, getattr(p, side)),
+                             "knobs": study.reader_knobs(config, getattr(p, side))}
                       for side in study.SIDES}}
                   for p in study.compare_pairs(config)],
         "selections": [{"name": str(name), "branches": branches,

@@ -232,4 +232,8 @@ def machine_warnings(est: StudyEstimate, config: Mapping) -> list[str]:
     if threads > cores:
         out.append(f"measure.threads: {threads} reader threads on {cores} cores time "
                    "oversubscribed reads")
+    paired = max((p.threads or 0 for p in study.compare_pairs(dict(config))), default=0)
+    if paired > cores:
+        out.append(f"compare.pairs: {paired} reader threads on {cores} cores time "
+                   "oversubscribed reads")
     return out

@@ -77,11 +77,22 @@ class Pair:
     #: the cluster sizes this pairing is read at (``compare.pairs[].cluster_sizes``); empty:
     #: every one of ``compare.cluster_sizes``
     cluster_sizes: tuple[int, ...] = ()
+    #: reader threads on both sides (``compare.pairs[].threads``); None: the study's first
+    #: count (``measure.threads``). Named, it is part of the pairing's identity
+    #: (:func:`pair_slug`): the same files and readers are paired at one thread too
+    threads: int | None = None
+    #: the samples this pairing is read on (``compare.pairs[].samples``); empty: every one of
+    #: ``compare.samples``
+    samples: tuple[str, ...] = ()
 
     def read_at(self, config: dict, n: int) -> bool:
         """Whether this pairing is timed at cluster size ``n``."""
         return n in (config.get("compare", {}).get("cluster_sizes") or []) and \
             (not self.cluster_sizes or n in self.cluster_sizes)
+
+    def read_on(self, sample: str) -> bool:
+        """Whether this pairing is timed on ``sample`` (one of ``compare.samples``)."""
+        return not self.samples or sample in self.samples
 
     @property
     def sides(self) -> tuple[Side, Side]:
@@ -169,8 +180,8 @@ def _paired_sides(config: dict, sample: str) -> set[tuple[str, str]]:
     """(format, variant) of the sides of the pairings a ``files: pairs`` sample is read for:
     those timed at one of its cluster sizes (every pairing where none is timed at all)."""
     pairs = compare_pairs(config)
-    mine = [p for p in pairs if any(p.read_at(config, n)
-                                    for n in sample_cluster_sizes(config, sample))]
+    mine = [p for p in pairs if p.read_on(sample) and any(
+        p.read_at(config, n) for n in sample_cluster_sizes(config, sample))]
     return {(s.format, s.variant) for p in (mine or pairs) for s in p.sides}
 
 
@@ -180,13 +191,32 @@ def compare_reader(config: dict, fmt: str, side: str) -> str:
     return named.get(fmt, named.get(side, ""))
 
 
+def _side_reader(config: dict, side: Side) -> formats.Reader | None:
+    """The reader of a pairing's side; None for a format or reader the config does not have
+    (check_config names it)."""
+    if side.format not in config["formats"]:
+        return None
+    return formats.get(adapter(config, side.format)).readers.get(side.reader)
+
+
 def reader_kind(config: dict, side: Side) -> str:
     """How the reader of a pairing's side goes through its file (:attr:`Reader.kind`); empty
-    for a format the config does not have (check_config names it)."""
-    if side.format not in config["formats"]:
-        return ""
-    readers = formats.get(adapter(config, side.format)).readers
-    return readers[side.reader].kind if side.reader in readers else ""
+    where there is no such reader."""
+    r = _side_reader(config, side)
+    return r.kind if r else ""
+
+
+def reader_mode(config: dict, side: Side) -> str:
+    """What the reader of a pairing's side leaves its user with (:attr:`Reader.mode`: stream
+    or hand-over): every ratio row names it; empty where there is no such reader."""
+    r = _side_reader(config, side)
+    return r.mode if r else ""
+
+
+def reader_knobs(config: dict, side: Side) -> dict[str, object]:
+    """The knobs the reader's name stands for (:attr:`Reader.knobs`: its memory pool)."""
+    r = _side_reader(config, side)
+    return dict(r.knobs) if r else {}
 
 
 def compare_pairs(config: dict) -> list[Pair]:
@@ -207,7 +237,8 @@ def compare_pairs(config: dict) -> list[Pair]:
         return Side(fmt, p[name], named or compare_reader(config, fmt, name), bool(named))
 
     return [Pair(p.get("label") or f"{p['ttree']} vs {p['parquet']}",
-                 side(p, "ttree"), side(p, "parquet"), tuple(p.get("cluster_sizes") or ()))
+                 side(p, "ttree"), side(p, "parquet"), tuple(p.get("cluster_sizes") or ()),
+                 p.get("threads"), tuple(p.get("samples") or ()))
             for p in given]
 
 
@@ -216,8 +247,15 @@ def pairs(config: dict) -> list[dict]:
     ``parquet`` variants and the ``ttree_format`` and ``parquet_format`` names."""
     return [{"label": p.label, **{s: getattr(p, s).variant for s in SIDES},
              **{f"{s}_format": getattr(p, s).format for s in SIDES},
-             **{f"{s}_reader": getattr(p, s).reader for s in SIDES}}
+             **{f"{s}_reader": getattr(p, s).reader for s in SIDES},
+             "threads": pair_threads(config, p)}
             for p in compare_pairs(config)]
+
+
+def pair_threads(config: Mapping, pair: Pair) -> int:
+    """The reader threads of both sides of ``pair``: its own ``threads``, else the study's
+    first count."""
+    return pair.threads or thread_counts(dict(config))[0]
 
 
 def measure_samples(config: dict) -> list[str]:
@@ -272,16 +310,18 @@ def read_modes(config: dict) -> list[str]:
     return list(config["measure"]["modes"])
 
 
-#: A side of :func:`pair_slug` (``format-variant``, ``.reader`` when the pairing names it) and
-#: the whole slug, as a pattern: the pair rule's wildcard constraint.
-_SIDE_PATTERN = r"[a-z0-9_]+-[a-z0-9+-]+(?:\.[a-z0-9_]+)?"
-PAIR_SLUG_PATTERN = rf"{_SIDE_PATTERN}\.vs\.{_SIDE_PATTERN}"
+#: A side of :func:`pair_slug` (``format-variant``, ``.reader`` when the pairing names it;
+#: reader names may hold a hyphen: ``pyarrow-system``) and the whole slug with its thread count
+#: where the pairing names one (``.2threads``), as a pattern: the pair rule's wildcard constraint.
+_SIDE_PATTERN = r"[a-z0-9_]+-[a-z0-9+-]+(?:\.[a-z0-9_-]+)?"
+PAIR_SLUG_PATTERN = rf"{_SIDE_PATTERN}\.vs\.{_SIDE_PATTERN}(?:\.[0-9]+threads)?"
 
 
 def pair_slug(pair: Pair) -> str:
-    """A pairing as a path component: its formats and variants, and its readers where it names
-    them (:attr:`Side.slug`; its label is free text)."""
-    return f"{pair.ttree.slug}.vs.{pair.parquet.slug}"
+    """A pairing as a path component: its formats and variants, its readers where it names
+    them (:attr:`Side.slug`) and its threads where it names them (its label is free text)."""
+    threads = f".{pair.threads}threads" if pair.threads else ""
+    return f"{pair.ttree.slug}.vs.{pair.parquet.slug}{threads}"
 
 
 @dataclass(frozen=True)
@@ -312,13 +352,13 @@ def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str) -> 
 
 
 def pair_plan(config: dict) -> list[PairJob]:
-    """Every paired measurement: each pairing on each of ``compare.samples`` at each of its
-    cluster sizes (:meth:`Pair.read_at`) the sample is written at, once per selection of
-    ``measure.selections``."""
+    """Every paired measurement: each pairing on each of ``compare.samples`` it is read on
+    (:meth:`Pair.read_on`) at each of its cluster sizes (:meth:`Pair.read_at`) the sample is
+    written at, once per selection of ``measure.selections``."""
     return [_pair_job(config, pair, sample, n, selection)
             for sample in compare_samples(config)
             for n in sample_cluster_sizes(config, sample)
-            for pair in compare_pairs(config) if pair.read_at(config, n)
+            for pair in compare_pairs(config) if pair.read_at(config, n) and pair.read_on(sample)
             for selection in config["measure"]["selections"]]
 
 

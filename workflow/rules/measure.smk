@@ -71,7 +71,8 @@ rule pair:
         selection=r"[A-Za-z0-9_+-]+",
     conda:
         "../../envs/root.yaml"
-    threads: timing_threads(study.thread_counts(config)[0])
+    # a pairing at two threads (compare.pairs[].threads) holds that many cores
+    threads: lambda wc: timing_threads(study.pair_threads(config, pair_job(wc).pair))(wc)
     resources:
         **job_resources("pair"),
     params:

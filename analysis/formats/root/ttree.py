@@ -44,6 +44,8 @@ from analysis.errors import ConfigError, InputError, VerificationError
 from analysis.formats.base import (
     COLUMNAR,
     EVENT_LOOP,
+    HANDOVER,
+    STREAM,
     BareFn,
     Blocks,
     Format,
@@ -262,36 +264,88 @@ def _bare_uproot(path: str, branches: list[str], threads: int) -> object:
         return f[TREE].arrays(branches)
 
 
+def _ends_of(path: str) -> list[int]:
+    """The cluster ends a compiled scan marks, read once per process (:func:`_cluster_ends`)."""
+    if is_url(path):  # read once per process too: a served file does not change under it
+        return _cluster_ends(path, 0, 0)
+    st = os.stat(path) if Path(path).is_file() else None
+    return _cluster_ends(path, st.st_mtime_ns, st.st_size) if st else []
+
+
+def _marked(got, marks: Marks) -> int:
+    """A compiled scan's ``[opened, entries, time, ...]`` handed to ``marks``; the entries."""
+    got = list(got)
+    marks.opened(got[0])
+    for entries, at in zip(got[1::2], got[2::2], strict=True):
+        marks.chunk(int(entries), at)
+    return int(got[-2]) if len(got) > 1 else 0
+
+
+def _split(flat, branches: list[str]) -> dict[str, Checksum]:
+    return {b: tuple(int(v) for v in flat[4 * i:4 * i + 4]) for i, b in enumerate(branches)}
+
+
 def compiled_reader(name: str, loop: str, library: str, kind: str = EVENT_LOOP,
                     **facts: object) -> Reader:
     """A compiled loop as a reader: ``<loop>_checksums`` proves it, ``<loop>_scan`` times it
     and hands back its marks, taken on steady_clock (the clock of time.perf_counter)."""
 
     def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
-        flat = _compiled(f"{loop}_checksums", library, path, branches)
-        return {b: tuple(int(v) for v in flat[4 * i:4 * i + 4])
-                for i, b in enumerate(branches)}
+        # RDataFrame under implicit MT (this read's threads, or a process that enabled it):
+        # its slots' runs of entries joined in entry order
+        mt = loop == "rdf" and (threads > 1 or bool(root().IsImplicitMTEnabled()))
+        proof = "rdf_mt_checksums" if mt else f"{loop}_checksums"
+        return _split(_compiled(proof, library, path, branches), branches)
 
     def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
-        if is_url(path):  # read once per process too: a served file does not change under it
-            ends = _cluster_ends(path, 0, 0)
-        else:
-            st = os.stat(path) if Path(path).is_file() else None
-            ends = _cluster_ends(path, st.st_mtime_ns, st.st_size) if st else []
-        got = list(_compiled(f"{loop}_scan", library, path, branches, ends, check=False))
-        marks.opened(got[0])
-        for entries, at in zip(got[1::2], got[2::2], strict=True):
-            marks.chunk(int(entries), at)
-        return int(got[-2]) if len(got) > 1 else 0
+        return _marked(_compiled(f"{loop}_scan", library, path, branches, _ends_of(path),
+                                 check=False), marks)
 
-    return Reader(name, "root", _prepare_rdf, read, scan, kind, url_scheme="root", **facts)
+    # an event loop visits every value and keeps none: the stream mode
+    return Reader(name, "root", _prepare_rdf, read, scan, kind, url_scheme="root",
+                  mode=STREAM, **facts)
+
+
+def threaded_reader(name: str, loop: str, library: str, mode: str, **facts: object) -> Reader:
+    """A compiled columnar read whose columns are dealt out over ``threads`` threads, each
+    with its own file handle (``cxx/readers.cxx``'s ``on_threads``): ``<loop>_checksums``
+    proves it at the same thread count as ``<loop>_scan`` times it. The ``handover`` scan
+    returns the filled arrays, which ``marks`` holds until the harness stopped its clock."""
+
+    def read(path: str, branches: list[str], threads: int = 1) -> dict[str, Checksum]:
+        return _split(_compiled(f"{loop}_checksums", library, path, branches,
+                                max(1, threads)), branches)
+
+    def scan(path: str, branches: list[str], threads: int, marks: Marks) -> int:
+        got = _compiled(f"{loop}_scan", library, path, branches, _ends_of(path),
+                        max(1, threads), check=False)
+        if mode == HANDOVER:
+            marks.hold(got)
+            got = got.marks
+        return _marked(got, marks)
+
+    return Reader(name, "root", _prepare_columnar, read, scan, COLUMNAR, url_scheme="root",
+                  mode=mode, **facts)
+
+
+def _prepare_columnar(threads: int) -> None:
+    """The compiled readers loaded; threads are the read's own (``std::thread`` over columns,
+    ROOT's thread safety switched on by the read itself), not ROOT's implicit MT."""
+    root(READERS)
 
 
 #: ROOT's columnar reading, one column at a time: TTree baskets through the bulk API (flat
-#: branches) and TBranch::GetBasket (jagged ones), RNTuple fields through RBulkValues.
-COLUMNAR_READER = compiled_reader(
-    "columnar", "columnar", "ROOT's basket/bulk API", COLUMNAR,
+#: branches) and TBranch::GetBasket (jagged ones), RNTuple fields through RBulkValues; each
+#: basket's values touched and dropped (the stream mode), columns over ``threads`` threads.
+COLUMNAR_READER = threaded_reader(
+    "columnar", "columnar_mt", "ROOT's basket/bulk API", STREAM,
     cost=ReadCost(1.0, ReadParts(0.010, 0.0001, 4_300_000), ReadParts(0.098, 0.009, 71_800)))
+#: The same baskets handed over: every column of every entry into one contiguous array
+#: (values, and offsets for a jagged branch), as uproot's ``arrays`` returns them: the
+#: twin of pyarrow's Table (TTree only).
+HANDOVER_READER = threaded_reader(
+    "columnar-handover", "handover", "ROOT's basket/bulk API", HANDOVER,
+    cost=ReadCost(1.0, ReadParts(0.010, 0.0001, 4_300_000), ReadParts(0.098, 0.009, 60_000)))
 
 
 def _refuse_offset_map(path: str, tree, version: str) -> None:
@@ -374,6 +428,7 @@ FORMAT = Format(
             marks_clusters=True, cost=ReadCost(1.0, ReadParts(0.017, 0.003, 232_000),
                           ReadParts(0.84, 0.0008, 12_400))),
         "columnar": COLUMNAR_READER,
+        "columnar-handover": HANDOVER_READER,
         "uproot": replace(UPROOT, cost=ReadCost(0.6, ReadParts(0.26, 0.0, 780_000),
                                                 ReadParts(0.27, 0.87, 36_500))),
     },

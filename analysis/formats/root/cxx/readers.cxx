@@ -22,12 +22,17 @@
 #include <TTreeReader.h>
 #include <TTreeReaderArray.h>
 #include <TTreeReaderValue.h>
+#include <TROOT.h>
 
 #include <algorithm>
 #include <cctype>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <exception>
+#include <map>
 #include <memory>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -191,6 +196,90 @@ std::vector<Op> rdf_loop(const std::string &path, const std::string &tree,
 }
 
 HEPFMT_READER(rdf)
+
+// --- RDataFrame's proof on several threads --------------------------------------------------
+// A checksum weighs each value by its position, which one slot of an implicit-MT event loop
+// does not know: it sees runs of consecutive entries (RDataFrame's tasks), not all of them.
+// Each run is folded on its own from position 0; joined in entry order, a run starting after
+// N values adds its weighted sum plus N times its plain sum: exactly the one-thread checksum.
+struct Run {
+  Long64_t first = 0, last = -2;
+  Ck ck;
+};
+using Runs = std::vector<std::vector<Run>>;  // per slot
+
+inline Ck &run_at(std::vector<Run> &v, Long64_t e) {
+  if (v.empty() || v.back().last + 1 != e) v.push_back(Run{e, e, {}});
+  v.back().last = e;
+  return v.back().ck;
+}
+
+Ck join_runs(Runs &slots, const std::string &col) {
+  std::vector<Run> all;
+  for (auto &v : slots) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end(), [](const Run &a, const Run &b) { return a.first < b.first; });
+  Ck out;
+  Long64_t next = 0;
+  for (const auto &r : all) {
+    if (r.first != next)
+      throw std::runtime_error("RDataFrame skipped or repeated entries of " + col + " at " +
+                               std::to_string(next));
+    out.w += r.ck.w + out.n * r.ck.s;
+    out.n += r.ck.n;
+    out.s += r.ck.s;
+    if (r.ck.n) out.t = r.ck.t;
+    next = r.last + 1;
+  }
+  return out;
+}
+
+std::vector<ULong64_t> rdf_mt_checksums(const std::string &path, const std::string &tree,
+                                        const std::vector<std::string> &cols) {
+  std::unique_ptr<TFile> f(TFile::Open(path.c_str(), "READ"));
+  if (!f || f->IsZombie()) throw std::runtime_error("cannot open " + path);
+  auto *key = f->GetKey(tree.c_str());
+  const bool is_tree = key && std::string(key->GetClassName()) == "TTree";
+  if (!is_tree) f.reset();
+  ROOT::RDataFrame df = is_tree ? ROOT::RDataFrame(*f->Get<TTree>(tree.c_str()))
+                                : ROOT::RDF::FromRNTuple(tree, path);
+  const unsigned slots = df.GetNSlots();
+  std::vector<Runs> runs(cols.size(), Runs(slots));
+  ROOT::RDF::RNode node = df;
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    const auto t = df.GetColumnType(cols[i]);
+    Runs *r = &runs[i];
+    bool known = with_type(t, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      node = node.DefineSlotEntry("hepfmt_ck_" + std::to_string(i),
+                                  [r](unsigned s, ULong64_t e, const T &x) {
+                                    run_at((*r)[s], Long64_t(e))(x);
+                                    return 0;
+                                  }, {cols[i]});
+    });
+    for (const std::string pre : {"ROOT::VecOps::RVec<", "ROOT::RVec<"})
+      if (!known && t.rfind(pre, 0) == 0 && t.back() == '>')
+        known = with_type(t.substr(pre.size(), t.size() - pre.size() - 1), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          node = node.DefineSlotEntry("hepfmt_ck_" + std::to_string(i),
+                                      [r](unsigned s, ULong64_t e, const ROOT::RVec<T> &v) {
+                                        Ck &ck = run_at((*r)[s], Long64_t(e));
+                                        for (const auto &x : v) ck(x);
+                                        return 0;
+                                      }, {cols[i]});
+        });
+    if (!known) throw std::runtime_error("hepfmt: unsupported column type " + t + " of " +
+                                         cols[i]);
+  }
+  // a Define runs only for an action that reads it: one lazy action each, one event loop
+  std::vector<ROOT::RDF::RResultPtr<int>> reads;
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    reads.push_back(node.Aggregate([](int &a, int x) { a += x; }, [](std::vector<int> &) {},
+                                   "hepfmt_ck_" + std::to_string(i), 0));
+  if (!reads.empty()) reads.front().GetValue();
+  std::vector<Ck> out;
+  for (std::size_t i = 0; i < cols.size(); ++i) out.push_back(join_runs(runs[i], cols[i]));
+  return checksums(out);
+}
 
 TTree *open_tree(std::unique_ptr<TFile> &f, const std::string &path, const std::string &tree) {
   f.reset(TFile::Open(path.c_str(), "READ"));
@@ -484,6 +573,273 @@ std::vector<Op> columnar_loop(const std::string &path, const std::string &tree,
 }
 
 HEPFMT_READER(columnar)
+
+// --- threads: columns dealt out over threads, each with its own file handle ----------------
+// One TFile / RNTupleReader per thread is the pattern ROOT supports under EnableThreadSafety;
+// two threads sharing one TTree's baskets would race on its buffers. Column i goes to thread
+// i % threads, so each thread's share of NanoAOD's mixed branches is alike. A cluster counts
+// as done when every thread has done it (its mark is the latest thread's).
+template <typename R, typename Loop>
+std::vector<R> on_threads(Loop loop, const std::string &path, const std::string &tree,
+                          const std::vector<std::string> &cols, Progress &p, int threads) {
+  const std::size_t k = std::max<std::size_t>(1, std::min<std::size_t>(threads, cols.size()));
+  if (k == 1) return loop(path, tree, cols, p);
+  ROOT::EnableThreadSafety();
+  std::vector<std::vector<std::string>> share(k);
+  for (std::size_t i = 0; i < cols.size(); ++i) share[i % k].push_back(cols[i]);
+  std::deque<Progress> progress;
+  for (std::size_t t = 0; t < k; ++t) progress.emplace_back(p.ends);
+  std::vector<std::vector<R>> got(k);
+  std::vector<std::exception_ptr> failed(k);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < k; ++t)
+    pool.emplace_back([&, t] {
+      try { got[t] = loop(path, tree, share[t], progress[t]); }
+      catch (...) { failed[t] = std::current_exception(); }
+    });
+  for (auto &th : pool) th.join();
+  for (auto &e : failed) if (e) std::rethrow_exception(e);
+  p.opened = 0;
+  Long64_t done = -1;
+  for (auto &q : progress) {
+    p.opened = std::max(p.opened, q.opened);
+    done = done < 0 ? Long64_t(q.done) : std::min(done, Long64_t(q.done));
+    for (std::size_t i = 0; i < p.at.size(); ++i) p.at[i] = std::max(p.at[i], q.at[i]);
+  }
+  p.done = std::max<Long64_t>(done, 0);
+  std::vector<R> out;
+  for (std::size_t i = 0; i < cols.size(); ++i) out.push_back(std::move(got[i % k][i / k]));
+  return out;
+}
+
+std::vector<ULong64_t> columnar_mt_checksums(const std::string &path, const std::string &tree,
+                                             const std::vector<std::string> &cols,
+                                             int threads) {
+  Progress p({});
+  return checksums(on_threads<Ck>(columnar_loop<Ck>, path, tree, cols, p, threads));
+}
+
+std::vector<double> columnar_mt_scan(const std::string &path, const std::string &tree,
+                                     const std::vector<std::string> &cols,
+                                     std::vector<Long64_t> ends, int threads) {
+  Progress p(std::move(ends));
+  on_threads<Keep>(columnar_loop<Keep>, path, tree, cols, p, threads);
+  return p.marks();
+}
+
+// --- the hand-over read: each column of the whole selection into one contiguous array ------
+// Preallocated once per column and never moved: a flat column holds exactly its entries; a
+// jagged one at most the branch's unzipped bytes (TBranch::GetTotBytes, which counts every
+// basket's values besides its key and entry offsets), of which only the pages written become
+// memory. Values are in host byte order, offsets in values (entries + 1 of them), as uproot's
+// `arrays` hands a user its columns.
+struct Filled {
+  std::unique_ptr<char[]> data;
+  Long64_t n = 0;         // values filled
+  Long64_t capacity = 0;  // values the array holds
+  std::vector<Long64_t> offsets;  // empty for a flat column
+  void (*check)(const Filled &, Ck &) = nullptr;
+};
+
+template <typename T> void check_filled(const Filled &a, Ck &ck) {
+  const char *p = a.data.get();
+  for (Long64_t i = 0; i < a.n; ++i) {
+    T x;
+    std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+    ck(x);
+  }
+}
+
+template <typename T> void fill_baskets(TBranch *b, bool jagged, TBufferFile *bulk, Filled &a,
+                                        Int_t &next, Long64_t end) {
+  const Long64_t *first = b->GetBasketEntry();
+  const Int_t n = b->GetWriteBasket();
+  char *out = a.data.get();
+  for (; next < n && first[next] < end; ++next) {
+    if (!jagged) {
+      bulk->Reset();
+      const Int_t got = b->GetBulkRead().GetBulkEntries(first[next], *bulk);
+      if (got < 0 || a.n + got > a.capacity)
+        throw std::runtime_error(std::string("TBranch::GetBulkEntries refused branch ") +
+                                 b->GetName() + " at entry " + std::to_string(first[next]));
+      std::memcpy(out + a.n * sizeof(T), bulk->GetCurrent(), std::size_t(got) * sizeof(T));
+      a.n += got;
+      continue;
+    }
+    TBasket *basket = b->GetBasket(next);
+    // offsets from the basket's stored entry offsets; a tree written without them
+    // (kGenerateOffsetMap) has its offsets from the counter instead (handover_loop)
+    const bool stored = !a.offsets.empty();
+    if (!basket || (stored && !basket->GetEntryOffset()))
+      throw std::runtime_error(std::string("cannot read basket ") + std::to_string(next) +
+                               " of branch " + b->GetName() + " with its entry offsets");
+    const Int_t key = basket->GetKeylen();
+    const char *data = basket->GetBufferRef()->Buffer() + key;
+    const Long64_t values = (basket->GetLast() - key) / Long64_t(sizeof(T));
+    if (a.n + values > a.capacity)
+      throw std::runtime_error(std::string("branch ") + b->GetName() +
+                               " holds more values than its unzipped bytes");
+    const Int_t *eo = basket->GetEntryOffset();
+    for (Int_t i = 0; stored && i < basket->GetNevBuf(); ++i)
+      a.offsets[first[next] + i] = a.n + (eo[i] - key) / Long64_t(sizeof(T));
+    for (Long64_t i = 0; i < values; ++i) {
+      T x;
+      std::memcpy(&x, data + i * sizeof(T), sizeof(T));
+      x = from_big(x);
+      std::memcpy(out + (a.n + i) * sizeof(T), &x, sizeof(T));
+    }
+    a.n += values;
+    b->DropBaskets();  // the values are in the array now: the basket is not kept twice
+  }
+}
+
+struct FillColumn {
+  TBranch *branch = nullptr;
+  bool jagged = false;
+  Int_t next = 0;
+  std::unique_ptr<TBufferFile> bulk;
+  void (*run)(TBranch *, bool, TBufferFile *, Filled &, Int_t &, Long64_t) = nullptr;
+};
+
+// Jagged branches' offsets from their counters' values, for a tree written without entry
+// offsets (kGenerateOffsetMap), whose baskets' generated offsets ROOT 6.40 gets wrong at a
+// basket's last entry (the values themselves are right). The counters are read through a
+// file handle of their own: bulk-reading a counter that ROOT also reads to generate a basket's
+// offsets trips ROOT's bookkeeping of the bulk basket (fExtraBasket).
+std::map<std::string, std::vector<Long64_t>> counter_offsets(
+    const std::string &path, const std::string &tree, const std::vector<std::string> &counters) {
+  std::unique_ptr<TFile> f;
+  auto *t = open_tree(f, path, tree);
+  const Long64_t entries = t->GetEntries();
+  std::map<std::string, std::vector<Long64_t>> out;
+  TBufferFile buf(TBuffer::kWrite, 32 * 1024);
+  for (const auto &name : counters) {
+    if (out.count(name)) continue;
+    TLeaf *count = leaf_of(t, name);
+    TBranch *b = count->GetBranch();
+    std::vector<Long64_t> off(entries + 1, 0);
+    const Long64_t *first = b->GetBasketEntry();
+    Long64_t e = 0;
+    const bool known = with_type(count->GetTypeName(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (Int_t k = 0; k < b->GetWriteBasket(); ++k) {
+        buf.Reset();
+        const Int_t got = b->GetBulkRead().GetBulkEntries(first[k], buf);
+        if (got < 0)
+          throw std::runtime_error("TBranch::GetBulkEntries refused counter " + name);
+        const T *v = reinterpret_cast<const T *>(buf.GetCurrent());
+        for (Int_t i = 0; i < got && e < entries; ++i, ++e)
+          off[e + 1] = off[e] + Long64_t(v[i]);
+      }
+    });
+    if (!known || e != entries) throw std::runtime_error("cannot read counter " + name);
+    out.emplace(name, std::move(off));
+  }
+  return out;
+}
+
+std::vector<Filled> handover_loop(const std::string &path, const std::string &tree,
+                                  const std::vector<std::string> &cols, Progress &p) {
+  std::unique_ptr<TFile> f;
+  auto *t = open_tree(f, path, tree);
+  const Long64_t entries = t->GetEntries();
+  const bool generated =
+      t->GetIOFeatures().Test(ROOT::Experimental::EIOFeatures::kGenerateOffsetMap);
+  std::vector<FillColumn> columns(cols.size());
+  std::vector<Filled> arrays(cols.size());
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    auto *leaf = leaf_of(t, cols[i]);
+    auto &c = columns[i];
+    auto &a = arrays[i];
+    c.branch = leaf->GetBranch();
+    c.jagged = leaf->GetLeafCount() != nullptr;
+    if (!c.jagged) {
+      if (!c.branch->SupportsBulkRead())
+        throw std::runtime_error(std::string("ROOT's bulk API does not read branch ") +
+                                 cols[i] + " (TBranch::SupportsBulkRead is false)");
+      c.bulk = std::make_unique<TBufferFile>(TBuffer::kWrite, 32 * 1024);
+    }
+    std::size_t width = 0;
+    if (!with_type(leaf->GetTypeName(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          c.run = fill_baskets<T>;
+          a.check = check_filled<T>;
+          width = sizeof(T);
+        }))
+      throw std::runtime_error(std::string("hepfmt: unsupported leaf type ") +
+                               leaf->GetTypeName() + " of " + cols[i]);
+    a.capacity = c.jagged ? c.branch->GetTotBytes() / Long64_t(width) : entries;
+    a.data.reset(new char[std::max<Long64_t>(a.capacity, 1) * width]);  // not zeroed: untouched
+    if (c.jagged && !generated) a.offsets.assign(entries + 1, 0);
+  }
+  p.open();
+  // without stored entry offsets: each counter read once (counter_offsets)
+  std::vector<std::string> counters;
+  for (std::size_t i = 0; generated && i < columns.size(); ++i)
+    if (columns[i].jagged) counters.push_back(leaf_of(t, cols[i])->GetLeafCount()->GetName());
+  const auto by_counter = counters.empty() ? std::map<std::string, std::vector<Long64_t>>{}
+                                           : counter_offsets(path, tree, counters);
+  std::vector<Long64_t> ends = p.ends;
+  if (ends.empty() || ends.back() < entries) ends.push_back(entries);
+  for (const Long64_t end : ends) {
+    for (std::size_t i = 0; i < columns.size(); ++i)
+      columns[i].run(columns[i].branch, columns[i].jagged, columns[i].bulk.get(), arrays[i],
+                     columns[i].next, end);
+    p.reach(end);
+  }
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    auto &a = arrays[i];
+    if (!columns[i].jagged && a.n != entries)
+      throw std::runtime_error("branch " + cols[i] + ": " + std::to_string(a.n) +
+                               " values for " + std::to_string(entries) + " entries");
+    if (!columns[i].jagged) continue;
+    if (generated) {
+      a.offsets = by_counter.at(leaf_of(t, cols[i])->GetLeafCount()->GetName());
+      if (a.offsets[entries] != a.n)
+        throw std::runtime_error("branch " + cols[i] + ": " + std::to_string(a.n) +
+                                 " values, its counter says " +
+                                 std::to_string(a.offsets[entries]));
+    }
+    a.offsets[entries] = a.n;
+  }
+  return arrays;
+}
+
+HandedOver handover_scan(const std::string &path, const std::string &tree,
+                         const std::vector<std::string> &cols, std::vector<Long64_t> ends,
+                         int threads) {
+  Progress p(std::move(ends));
+  auto arrays = std::make_shared<std::vector<Filled>>(
+      on_threads<Filled>(handover_loop, path, tree, cols, p, threads));
+  HandedOver out;
+  out.marks = p.marks();
+  for (const auto &a : *arrays) out.values.push_back(a.n);
+  out.arrays = arrays;
+  return out;
+}
+
+std::vector<Long64_t> handover_offsets(const std::string &path, const std::string &tree,
+                                       const std::string &col) {
+  Progress p({});
+  return handover_loop(path, tree, {col}, p).at(0).offsets;
+}
+
+std::vector<ULong64_t> handover_checksums(const std::string &path, const std::string &tree,
+                                          const std::vector<std::string> &cols, int threads) {
+  Progress p({});
+  const auto arrays = on_threads<Filled>(handover_loop, path, tree, cols, p, threads);
+  std::vector<Ck> cks(arrays.size());
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const auto &a = arrays[i];
+    a.check(a, cks[i]);
+    // the offsets are part of what is handed over: they must rise to the values filled
+    for (std::size_t e = 1; e < a.offsets.size(); ++e)
+      if (a.offsets[e] < a.offsets[e - 1] || a.offsets[e] > a.n)
+        throw std::runtime_error("branch " + cols[i] + ": entry offsets out of order at " +
+                                 std::to_string(e));
+  }
+  return checksums(cks);
+}
 
 // What ROOT's own bulk call for jagged branches does on a file: TBranch::GetEntriesSerialized
 // (the values with their counter's) at the first entry of every basket of every jagged

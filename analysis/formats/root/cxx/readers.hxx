@@ -3,6 +3,7 @@
 // readers.cxx, so no process pays for cling parsing RDataFrame's headers (~6 s), as it did
 // when the library carried an ACLiC dictionary.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 #include <RtypesCore.h>
@@ -22,6 +23,34 @@ HEPFMT_DECLARE_READER(ttreereader)
 HEPFMT_DECLARE_READER(getentry)
 HEPFMT_DECLARE_READER(columnar)
 #undef HEPFMT_DECLARE_READER
+// RDataFrame's checksums under implicit MT: each slot's runs of consecutive entries folded
+// apart, then joined in entry order, so they equal rdf_checksums' on one thread.
+std::vector<ULong64_t> rdf_mt_checksums(const std::string &path, const std::string &tree,
+                                        const std::vector<std::string> &cols);
+// The columnar reader on `threads` threads (the columns dealt out over them, each thread with
+// its own file handle): the same checksums and marks as columnar_*, `threads` = 1 is columnar_*.
+std::vector<ULong64_t> columnar_mt_checksums(const std::string &path, const std::string &tree,
+                                             const std::vector<std::string> &cols, int threads);
+std::vector<double> columnar_mt_scan(const std::string &path, const std::string &tree,
+                                     const std::vector<std::string> &cols,
+                                     std::vector<Long64_t> ends, int threads);
+// The hand-over read of a TTree: every selected column of every entry into one contiguous
+// array (values, and entry offsets for a jagged one), as uproot's `arrays` returns them. The
+// arrays live as long as the returned object (Python holds it until its clock stopped).
+struct HandedOver {
+  std::vector<double> marks;          // as <loop>_scan's
+  std::vector<Long64_t> values;       // values in each column's array
+  std::shared_ptr<void> arrays;       // the columns themselves
+};
+HandedOver handover_scan(const std::string &path, const std::string &tree,
+                         const std::vector<std::string> &cols, std::vector<Long64_t> ends,
+                         int threads);
+// One jagged column's entry offsets as handover_scan fills them (for the tests).
+std::vector<Long64_t> handover_offsets(const std::string &path, const std::string &tree,
+                                       const std::string &col);
+// The checksums of the arrays handover_scan hands over (taken from the arrays once filled).
+std::vector<ULong64_t> handover_checksums(const std::string &path, const std::string &tree,
+                                          const std::vector<std::string> &cols, int threads);
 // ROOT's GetEntriesSerialized at every basket of every jagged branch: [tried, refused,
 // ROOT's messages...] (the columnar reader's reason for reading jagged baskets itself).
 std::vector<std::string> serialized_refusals(const std::string &path, const std::string &tree);
