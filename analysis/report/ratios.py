@@ -18,10 +18,13 @@ RATIO_KEYS = ["pair", "ttree", "parquet", "quantity", "selection", "read", "mode
 
 
 #: What a ratio row says beyond its value: the reader of each side and what kinds of reading
-#: they are (``compares``: "event loop vs columnar", "columnar vs columnar"), whether a cold
+#: they are (``compares``: "event loop vs columnar", "columnar vs columnar"), how each hands
+#: the data over (``modes``: "stream vs hand-over", ...) and the Arrow memory pool of the
+#: Parquet side's reader (``parquet_pool``: empty for a reader without one), whether a cold
 #: ratio's reads were all verified cold (empty for size and warm ratios: paired reads are
 #: warm), and the CPU models the row was measured on.
-RATIO_EXTRA = ["ttree_reader", "parquet_reader", "compares", "cold_verified", "cpu"]
+RATIO_EXTRA = ["ttree_reader", "parquet_reader", "compares", "modes", "parquet_pool",
+               "cold_verified", "cpu"]
 
 
 #: A ratio row's value and how sure it is: ``ratio_mean`` is the value (one sample: the paired
@@ -128,6 +131,18 @@ def compares_of(pair: dict) -> str:
     return " vs ".join(kinds) if all(kinds) else ""
 
 
+def modes_of(pair: dict) -> str:
+    """How each side hands the data over ("stream vs hand-over"), from the plan record (empty
+    for a record from before modes)."""
+    modes = [pair[s].get("mode", "") for s in paired.SIDES]
+    return " vs ".join(modes) if all(modes) else ""
+
+
+def pool_of(pair: dict) -> str:
+    """The Arrow memory pool the Parquet side's reader asks for (empty: none named)."""
+    return str(pair["parquet"].get("knobs", {}).get("memory_pool", ""))
+
+
 def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> pd.DataFrame:
     """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × read
     × threads × cluster size: sizes from the size records, reads from the paired measurements'
@@ -142,9 +157,11 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> p
     split = [c for c in (*CPU_COLUMNS, *SYS_SHARES) if c in df and df[c].notna().any()]
     columns = [*RATIO_COLUMNS, *split]
     df = df.reindex(columns=[*RATIO_COLUMNS, *split, "sample", "ratio"])
-    compares = {p["label"]: compares_of(p) for p in plan["pairs"]}
+    by_label = {p["label"]: p for p in plan["pairs"]}
     out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g),
-            "compares": compares.get(key[0], "")}
+            **({"compares": compares_of(p), "modes": modes_of(p), "parquet_pool": pool_of(p)}
+               if (p := by_label.get(key[0])) else dict.fromkeys(("compares", "modes",
+                                                                  "parquet_pool"), ""))}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
     return pd.DataFrame(out, columns=columns).astype(
         {"file_events": "Int64", "n_pairs": "Int64", "n_over": "Int64", "discarded": "Int64"})

@@ -46,10 +46,14 @@ def test_plan_record_keeps_config_order_and_each_sides_reader(tmp_path: Path) ->
     assert plan_record.variants(plan, "parquet") == ["zstd-3", "none"]
     assert list(plan_record.selections(plan)) == ["zz", "10"]
     (pair,) = plan["pairs"]
+    # each side's reader, how it reads (kind), how it hands the data over (mode) and the
+    # knobs it asks for (a memory pool)
     assert pair["ttree"] == {"format": "ttree", "variant": "none", "reader": "uproot",
-                             "named": False, "kind": "columnar"}
+                             "named": False, "kind": "columnar", "mode": "hand-over",
+                             "knobs": {}}
     assert pair["parquet"] == {"format": "parquet", "variant": "none", "reader": "pyarrow",
-                               "named": False, "kind": "columnar"}
+                               "named": False, "kind": "columnar", "mode": "hand-over",
+                               "knobs": {"memory_pool": "default"}}
     assert plan["config"]["formats"]["ttree_b"]["label"] == "TTree B"
 
 
