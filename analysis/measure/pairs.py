@@ -161,7 +161,9 @@ def serve(spec: WorkerSpec, commands, out) -> None:
         proven_by = "pair"
     baseline, method = start_read_peak()
     _send(out, {"ready": True, "proven_by": proven_by, "baseline_rss_bytes": baseline,
-                "rss_method": method})
+                "rss_method": method,
+                # what the reader really runs with (the memory pool in use), kept per round
+                "reader_facts": reader.run_facts()})
     for line in commands:
         if line.strip() != "scan":
             return
