@@ -27,7 +27,7 @@ def cmd_bench_overhead(a: argparse.Namespace) -> None:
 
 def cmd_bench_layers(a: argparse.Namespace) -> None:
     from analysis.atomic import atomic_path
-    from analysis.measure.layers import bench, report
+    from analysis.measure.layers import bench, profiled_readers, report
     from analysis.samples.source import read_source_meta, schema_of
 
     a.selection = a.selection or [selection("all=*")]
@@ -36,8 +36,11 @@ def cmd_bench_layers(a: argparse.Namespace) -> None:
         raise UsageError("--selection", "bench layers profiles one selection")
     (sel,) = sels.values()
     branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
-    text = report(bench(a.file, a.source, adapter(a.format), a.readers.split(","), branches,
-                        a.seconds))
+    fmt = adapter(a.format)
+    readers = a.readers.split(",") if a.readers else profiled_readers(fmt)
+    if not readers:
+        raise UsageError("--format", f"no reader of {a.format} is profiled by layer")
+    text = report(bench(a.file, a.source, fmt, readers, branches, a.seconds))
     print(text)
     if a.output:
         with atomic_path(a.output) as tmp:
@@ -167,13 +170,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--threads", type=int, default=1)
     o.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
     o.set_defaults(func=cmd_bench_overhead)
-    la = bsub.add_parser("layers", help="where a read through ROOT spends its time: each "
-                         "reader profiled (perf) by layer, beside the file's codec bound")
+    la = bsub.add_parser("layers", help="where a read through ROOT or Arrow's Parquet reader "
+                         "spends its time: each reader profiled (perf) by layer, beside the "
+                         "file's codec bound")
     la.add_argument("file")
     la.add_argument("--source", required=True, help="the source sample the file was written from")
-    la.add_argument("--format", required=True, help="the adapter: ttree or rntuple")
-    la.add_argument("--readers", default="rdf,ttreereader,getentry,columnar",
-                    help="comma-separated reader names")
+    la.add_argument("--format", required=True, help="the adapter: ttree, rntuple or parquet")
+    la.add_argument("--readers", default=None,
+                    help="comma-separated reader names (default: every reader of the format "
+                         "whose library has a layer table: ROOT's, pyarrow's)")
     la.add_argument("--selection", type=selection, action="append",
                     default=None, help="NAME=BRANCH,... or NAME=* (default: all=*)")
     la.add_argument("--seconds", type=float, default=3.0, help="profiled seconds per reader")
