@@ -133,11 +133,18 @@ def t_975(dof: int) -> float:
     return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
 
 
-def samples_interval(values: Sequence[float]) -> tuple[float, float, float]:
+def samples_interval(values: Sequence[float], log: bool = False) -> tuple[float, float, float]:
     """(mean, lo, hi): the Student-t 95% interval of the mean of two or more per-sample
-    ratios. Across samples the spread is the samples' own (their content differs), not only
-    timing noise, and a mean of a few numbers is what t is for."""
+    values. Across samples the spread is the samples' own (their content differs), not only
+    timing noise, and a mean of a few numbers is what t is for. ``log``: for ratios, which are
+    positive and multiplicative: the t interval of the mean of their logarithms, so the mean is
+    the geometric one (A/B's is 1 over B/A's) and the interval never reaches below 0 (on the
+    linear scale, two samples' t at one degree of freedom gave a ratio's interval a negative
+    bound)."""
     v = np.asarray(values, dtype=float)
+    if log:
+        m, lo, hi = samples_interval(np.log(v))
+        return math.exp(m), math.exp(lo), math.exp(hi)
     mean = float(v.mean())
     half = t_975(v.size - 1) * float(v.std(ddof=1)) / math.sqrt(v.size)
     return mean, mean - half, mean + half

@@ -73,12 +73,13 @@ def _first(g: pd.DataFrame, col: str) -> object:
 def over_samples(g: pd.DataFrame) -> dict:
     """A ratio over samples from its per-sample ``ratio``, ``ratio_lo``, ``ratio_hi``,
     ``coverage`` and ``interval_method``: with one sample, its own interval (a timing's, with
-    the coverage it has); with several, their mean and its Student-t interval over samples (the
-    samples' content differs, so the spread is theirs, not only timing noise). Every table of
-    ROOT / Parquet ratios goes over samples this one way."""
-    ok = g[g.ratio.notna()]
+    the coverage it has); with several, their geometric mean and its Student-t interval over
+    samples, of the logarithms (the samples' content differs, so the spread is theirs, not
+    only timing noise; a ratio's interval stays above 0). Every table of ROOT / Parquet ratios
+    goes over samples this one way."""
+    ok = g[g.ratio.notna() & (g.ratio > 0)]
     k = len(ok)
-    out = {"ratio_mean": ok.ratio.mean() if k else np.nan,
+    out = {"ratio_mean": samples_interval(ok.ratio, log=True)[0] if k else np.nan,
            "ratio_std": float(ok.ratio.std(ddof=1)) if k > 1 else 0.0 if k else np.nan,
            "n_samples": k, "ratio_lo": np.nan, "ratio_hi": np.nan, "coverage": np.nan,
            "interval_method": ""}
@@ -87,9 +88,9 @@ def over_samples(g: pd.DataFrame) -> dict:
                    coverage=ok.coverage.iloc[0],
                    interval_method=f"{ok.interval_method.iloc[0]} (1 sample)")
     elif k > 1:
-        _, lo, hi = samples_interval(ok.ratio)
+        _, lo, hi = samples_interval(ok.ratio, log=True)
         out.update(ratio_lo=lo, ratio_hi=hi, coverage=0.95,
-                   interval_method=f"samples (t, n={k})")
+                   interval_method=f"samples (t of logs, n={k})")
     return out
 
 

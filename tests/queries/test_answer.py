@@ -75,16 +75,18 @@ def test_more_repetitions_reach_95_percent(plan: dict) -> None:
 
 
 def test_over_samples_mean_and_t_interval(plan: dict) -> None:
-    """Two samples, ROOT twice as slow in B: the mean of 0.07/0.12 and 0.07/0.24 with its
-    Student-t 95% interval (t = 12.706 at one degree of freedom)."""
+    """Two samples, ROOT twice as slow in B: the geometric mean of 0.07/0.12 and 0.07/0.24
+    with the Student-t 95% interval of their logarithms (t = 12.706 at one degree of freedom),
+    which stays above 0 however few the samples."""
     t = answer_table(plan, pd.DataFrame(_sample("A") + _sample("B", root_scale=2.0)))
     row = t.iloc[0]
-    a, b = 0.07 / 0.12, 0.07 / 0.24
+    a, b = np.log(0.07 / 0.12), np.log(0.07 / 0.24)
     half = 12.706 * abs(a - b) / np.sqrt(2) / np.sqrt(2)
-    assert row.ratio_mean == pytest.approx((a + b) / 2) and row.n_samples == 2
-    assert (row.ratio_lo, row.ratio_hi) == (pytest.approx((a + b) / 2 - half),
-                                            pytest.approx((a + b) / 2 + half))
-    assert row.coverage == 0.95 and row.interval_method == "samples (t, n=2)"
+    assert row.ratio_mean == pytest.approx(np.exp((a + b) / 2)) and row.n_samples == 2
+    assert (row.ratio_lo, row.ratio_hi) == (pytest.approx(np.exp((a + b) / 2 - half)),
+                                            pytest.approx(np.exp((a + b) / 2 + half)))
+    assert 0 < row.ratio_lo < row.ratio_mean < row.ratio_hi
+    assert row.coverage == 0.95 and row.interval_method == "samples (t of logs, n=2)"
 
 
 def test_winners_per_sample_are_named_and_modes_kept_apart(plan: dict) -> None:

@@ -370,7 +370,7 @@ def test_ratios_show_throughput_and_whole_file_time_with_intervals(study: Path) 
     assert _ylabels(fig) == {direction.SPEED_AXIS}  # one direction, stated on the axis
     titles = " ".join(ax.get_title() for ax in fig.axes)
     assert "steady throughput" in titles and "whole file of 1,000,000 events" in titles
-    assert "error bars: 95% intervals; from samples (t, n=2)" in notes
+    assert "error bars: 95% intervals; from samples (t of logs, n=2)" in notes
     # cluster size 1000 is one chunk of these 1000-event files: no throughput, and it is said
     assert "throughput not from the read's own chunks: not separable: one chunk" in notes
     assert any("ratios not drawn" in n for n in notes)

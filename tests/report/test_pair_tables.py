@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from paired_records import PROV as PAIR_PROV
@@ -124,12 +125,14 @@ def test_one_sample_ratio_is_the_paired_median_first_and_repeats_apart(one: Path
 def test_several_samples_are_averaged_with_a_t_interval(tmp_path: Path) -> None:
     study = _tabulate(tmp_path, [_record("A"), _record("B", scale=1.1)])
     reps = _ratio(_csv(study, "ratios"), "throughput", "repeats")
-    assert reps.ratio_mean == pytest.approx((2.0 + 2.2) / 2)
+    # the geometric mean, and the t interval of the logarithms: a ratio's stays above 0
+    logs = np.log([2.0, 2.2])
+    assert reps.ratio_mean == pytest.approx(np.exp(logs.mean()))
     assert reps.n_samples == 2 and reps.coverage == pytest.approx(0.95)
-    assert reps.interval_method == "samples (t, n=2)"
-    half = 12.706 * (0.2 / 2 ** 0.5) / 2 ** 0.5  # t(0.975, 1) * std / sqrt(n)
-    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(2.1 - half),
-                                              pytest.approx(2.1 + half))
+    assert reps.interval_method == "samples (t of logs, n=2)"
+    half = 12.706 * logs.std(ddof=1) / 2 ** 0.5  # t(0.975, 1) * std / sqrt(n)
+    assert (reps.ratio_lo, reps.ratio_hi) == (pytest.approx(np.exp(logs.mean() - half)),
+                                              pytest.approx(np.exp(logs.mean() + half)))
     assert reps.n_pairs == 6
 
 

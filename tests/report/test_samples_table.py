@@ -110,7 +110,7 @@ def test_kinds_are_not_averaged_together(tmp_path: Path) -> None:
     assert r.loc[("real", "size"), "ratio_mean"].item() == pytest.approx(1.4)
     for read in ("first", "repeats"):
         assert r.loc[("synthetic", "rate", read), "ratio_mean"] == pytest.approx(
-            (1 / 1.6 + 1.2 / 1.8) / 2)
+            (1 / 1.6 * 1.2 / 1.8) ** 0.5)  # the geometric mean of the samples' ratios
         assert r.loc[("real", "rate", read), "ratio_mean"] == pytest.approx(1 / 1.4)
     assert set(_csv(tables / "pairs.csv").kind) == {"real", "synthetic"}
     rt = _csv(tables / "reads.csv")
