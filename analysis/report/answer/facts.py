@@ -172,8 +172,10 @@ def speed_claim(x, sides: dict[tuple, str], n_columns: int | None, split: str = 
     key = (x.pair, int(x.cluster_size), x.selection, x.read)
     root = sides.get((*key, "ttree"), f"ROOT {x.ttree} ({x.ttree_reader})")
     parquet = sides.get((*key, "parquet"), f"Parquet {x.parquet} ({x.parquet_reader})")
+    threads = int(getattr(x, "threads", 1) or 1) if pd.notna(getattr(x, "threads", 1)) else 1
     group = (f"{root} vs {parquet}, {w.events(x.cluster_size)} clusters, "
-             f"{_selection_words(x.selection, n_columns)}, {_QUANTITY_WORDS[x.quantity]}")
+             + (f"{threads} threads each, " if threads > 1 else "")
+             + f"{_selection_words(x.selection, n_columns)}, {_QUANTITY_WORDS[x.quantity]}")
     n = int(x.n_samples)
     short = (f"{_READ_WORDS.get(x.read, x.read)}: "
              f"{w.verdict(x.speed, x.speed_lo, x.speed_hi, cover=x.coverage)} "
