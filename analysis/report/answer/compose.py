@@ -282,5 +282,7 @@ def _limits(answer: Answer, reads: pd.DataFrame | None, ratios: pd.DataFrame | N
         if not (reads["mode"] == "cold").any():
             gaps.append(f.Gap("No cold read: every read found the file in the page cache "
                               "(cold reads need the `storage` target on this kind of host)."))
-        if reads.threads.max() <= 1:
+        paired_threads = ratios.threads.max() if ratios is not None and not ratios.empty \
+            and "threads" in ratios else 1
+        if max(reads.threads.max(), paired_threads) <= 1:
             gaps.append(f.Gap("One thread per read: no multi-threaded reader was timed."))
