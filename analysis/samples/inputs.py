@@ -111,6 +111,16 @@ class Input:
         return n
 
 
+def _objects(tree: str, branch: object) -> str:
+    """Why a tree of objects (EDM4hep, PHYSLITE, Delphes: a branch of a class, split into
+    members) is not read: its first such branch by name and ROOT class, and what hepfmt reads;
+    never the interpretation's repr (a memory address)."""
+    cls = getattr(branch, "typename", None) or getattr(branch, "classname", None) or "?"
+    return (f"tree {tree!r} holds objects, not a flat table: branch {branch.name} is a {cls}; "
+            "hepfmt reads flat and jagged numeric branches (one number, or a list of numbers, "
+            "per event), as NanoAOD's")
+
+
 class RootInput(Input):
     """A TTree or an RNTuple, read by uproot (``root://`` works with ``fsspec-xrootd``)."""
 
@@ -135,9 +145,8 @@ class RootInput(Input):
                     raise InputError(self.path, f"jagged branch {b.name} has no counter branch")
                 counter, interp = b.count_branch.name, content
             dtype = getattr(interp, "to_dtype", None)
-            if dtype is None or dtype.shape:
-                raise InputError(self.path, f"branch {b.name}: unsupported type "
-                                            f"{b.interpretation}")
+            if dtype is None or dtype.shape or dtype.names or dtype.kind not in "biuf":
+                raise InputError(self.path, _objects(self.tree, b))
             out.append(Field(b.name, _dtype_name(self.path, b.name, dtype), content is not None,
                              counter))
         return out
@@ -161,6 +170,35 @@ class RootInput(Input):
                     np.cumsum(ak.to_numpy(ak.num(arr)), out=offsets[1:])
                 out[name] = Column(values, offsets)
             yield out
+
+
+def plain_type(t: object) -> object:
+    """``t`` with every Arrow extension type replaced by its storage type, at every list level:
+    awkward writes ``ak:uint32`` and ``ak:list`` columns whose storage is plain (coffea reads
+    them so), and any extension over a number or a list of numbers is that number or list."""
+    import pyarrow as pa
+
+    if isinstance(t, pa.ExtensionType):
+        return plain_type(t.storage_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        make = pa.list_ if pa.types.is_list(t) else pa.large_list
+        return make(pa.field(t.value_field.name, plain_type(t.value_type),
+                             t.value_field.nullable))
+    return t
+
+
+def plain_array(arr: object) -> object:
+    """An Arrow array's values under :func:`plain_type` (the same buffers, no copy)."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ExtensionArray):
+        return plain_array(arr.storage)
+    if isinstance(arr, pa.ListArray | pa.LargeListArray) and (
+            isinstance(arr.type.value_type, pa.ExtensionType)
+            or plain_type(arr.type) != arr.type):
+        return type(arr).from_arrays(arr.offsets, plain_array(arr.values),
+                                     mask=arr.is_null() if arr.null_count else None)
+    return arr
 
 
 class ParquetInput(Input):
@@ -192,7 +230,7 @@ class ParquetInput(Input):
 
         out = []
         for f in self.schema:
-            t = f.type
+            t = plain_type(f.type)
             jagged = pa.types.is_list(t) or pa.types.is_large_list(t)
             leaf = t.value_type if jagged else t
             if not (pa.types.is_integer(leaf) or pa.types.is_floating(leaf)
@@ -215,7 +253,7 @@ class ParquetInput(Input):
                 for batch in pf.iter_batches(batch_size=rows, columns=names):
                     out = {}
                     for name in names:
-                        arr = batch.column(name)
+                        arr = plain_array(batch.column(name))
                         if arr.null_count or (hasattr(arr, "values") and arr.values.null_count):
                             raise InputError(path, f"column {name} holds nulls")
                         out[name] = to_column(arr)
@@ -256,6 +294,18 @@ def detect(path: str | Path) -> str:
     return MAGIC[head]
 
 
+def _trees_held(f: object) -> str:
+    """What a ROOT file holds that hepfmt could read, by name (for a ``--tree`` that is not
+    there), never a Python repr."""
+    try:
+        names = sorted({k.split(";")[0] for k, c in f.classnames().items()
+                        if c == "TTree" or c in RNTUPLE_CLASSES})
+    except Exception:  # a directory that cannot be listed: the file is damaged
+        return "its list of keys cannot be read"
+    return (f"the file's trees are {', '.join(repr(n) for n in names)} (--tree names one)"
+            if names else "the file holds no TTree or RNTuple")
+
+
 def open_input(path: str | Path, tree: str = "Events") -> Input:
     """The file at ``path`` opened as what it holds; ``tree`` names the TTree or RNTuple of a
     ROOT file (Parquet has no name inside)."""
@@ -274,8 +324,7 @@ def open_input(path: str | Path, tree: str = "Events") -> Input:
     except InputError:
         raise
     except Exception as exc:
-        raise InputError(path, f"cannot open tree {tree!r} ({exc}); the file holds "
-                               f"{sorted(set(f.classnames().values()))}") from exc
+        raise InputError(path, f"cannot open tree {tree!r}: {_trees_held(f)}") from exc
     if classname == "TTree":
         return RootInput(path, tree, obj, "ttree")
     if classname in RNTUPLE_CLASSES:

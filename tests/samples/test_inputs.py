@@ -252,5 +252,5 @@ def test_one_collection_by_name_needs_one_length(tmp_path: Path) -> None:
 
 
 def test_missing_tree_names_what_the_file_holds(files: dict[str, Path]) -> None:
-    with pytest.raises(InputError, match=r"NoSuchTree.*TTree"):
+    with pytest.raises(InputError, match=r"NoSuchTree'.*the file's trees are 'Events'"):
         extract_schema(files["ttree"], "NoSuchTree")
