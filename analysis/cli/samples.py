@@ -116,7 +116,7 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
     another file (``--learn-from``), or one learned from the file's first half and judged
     against its second (``--held-out``)."""
     from analysis.errors import VerificationError
-    from analysis.measure import isolated
+    from analysis.measure import fidelity, isolated
     from analysis.measure.fidelity import GOAL
 
     if a.held_out and (a.model or a.learn_from):
@@ -126,7 +126,8 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
         raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
     judged = isolated.call("analysis.cli.samples:judge_model", {
         "file": a.file, "model": a.model, "tree": a.tree, "held_out": a.held_out,
-        "learn_from": a.learn_from, "seed": a.seed}, a.file, "validate-model", NO_TIMEOUT)
+        "learn_from": a.learn_from, "seed": a.seed}, a.file, "validate-model", NO_TIMEOUT,
+        busy_s=fidelity.work_s(2 if a.held_out or a.learn_from else 1))
     for note in judged["notes"]:
         print(f"hepfmt validate-model: warning: {a.file}: {note}", file=sys.stderr)
     print(judged["text"])

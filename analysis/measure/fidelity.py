@@ -62,6 +62,20 @@ REFERENCE = {"ttree": "zstd-5", "rntuple": "zstd-5", "parquet": "zstd-3"}
 WORST = 10
 
 
+#: The most seconds one write of a judgement takes (a codec of the synthetic sample: at most
+#: 1000 events x 1582 branches, 2-6 s on a 2-core VM, 2026-11), with room for a machine
+#: several times slower: what a judgement's time limit allows per write, whatever the size of
+#: the real file (``validate-model --held-out`` on a 10-event file was stopped at a limit
+#: made for reading 10 events).
+WRITE_S = 30.0
+
+
+def work_s(n_models: int, codecs: list[tuple[str, str]] | None = None) -> float:
+    """The seconds a judgement of ``n_models`` models may spend writing: the real file and
+    each model's synthetic sample through every codec."""
+    return WRITE_S * len(codecs or CODECS) * (1 + n_models)
+
+
 def replicas(n_events: int) -> int:
     """How many real-file-sized replicas the synthetic sample holds."""
     return max(1, math.ceil(MIN_SYNTHETIC_EVENTS / max(n_events, MIN_JUDGED_EVENTS)))

@@ -75,14 +75,15 @@ def spawn(module: str, spec: object, path: str | Path, what: str, timeout: float
 
 
 def call(function: str, kwargs: dict, path: str | Path, what: str, timeout: float,
-         data_bytes: float | None = None) -> object:
+         data_bytes: float | None = None, busy_s: float = 0.0) -> object:
     """``function`` (``module:name``) called with ``kwargs`` in a new interpreter: for opening
     a file nobody has verified, whose library may crash (a segfault in ROOT becomes an error
     naming ``path`` instead of killing the caller); under a memory cap and a time limit as
-    :func:`spawn`."""
+    :func:`spawn`; ``busy_s``: the seconds its own work takes whatever the file's size (a
+    judgement's writes), added to the limit."""
     return _run([sys.executable, "-m", __name__, function, json.dumps(kwargs)], path, what,
                 timeout, None, memcap.cap_for(path, data_bytes),
-                timelimit.timing_budget(kwargs))["result"]
+                timelimit.timing_budget(kwargs) + busy_s)["result"]
 
 
 def hwm(pid: int | str = "self") -> int:
