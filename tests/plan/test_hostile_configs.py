@@ -94,7 +94,9 @@ REFUSED_RESULTS: dict[str, tuple[Callable[[Path], str], str]] = {
     "a new directory in /usr": (lambda tmp: "/usr/local/hepfmt-results", "system directory"),
     "'..' into /etc": (_up_into_etc, "inside the system directory '/etc'"),
     "/proc/self/cwd": (lambda tmp: "/proc/self/cwd", "the project root"),
-    "/tmp itself": (lambda tmp: "/tmp", "is a system directory"),
+    # a checkout under /tmp is refused first for holding the project
+    "/tmp itself": (lambda tmp: "/tmp", "is a system directory" if not str(ROOT).startswith(
+        "/tmp/") else "is a directory holding the project"),
     ".git": (lambda tmp: ".git", "inside a .git directory"),
     "inside .git": (lambda tmp: ".git/objects/results", "inside a .git directory"),
     "config": (lambda tmp: "config", "the project's own config/"),

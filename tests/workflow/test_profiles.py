@@ -93,14 +93,15 @@ def test_htcondor_plans_every_job_with_the_estimated_resources(study) -> None:
 
 
 def _timing_rules() -> set[str]:
-    """The rules that time something: those whose threads are ``timing_threads``."""
+    """The rules that time something: those whose threads are ``timing_threads`` (directly,
+    or per job: a pair job at its pairing's threads)."""
     rules = set()
     for smk in (PROFILES.parent / "rules").glob("*.smk"):
         rule = None
         for line in smk.read_text().splitlines():
             if line.startswith("rule "):
                 rule = line.split()[1].rstrip(":")
-            elif "threads: timing_threads(" in line and rule:
+            elif line.strip().startswith("threads:") and "timing_threads(" in line and rule:
                 rules.add(rule)
     return rules
 
