@@ -462,20 +462,27 @@ template <typename T, typename Op> void run_baskets(BasketColumn<Op> &c, Op &op,
   }
 }
 
+// A column of the basket readers (streamed or filled): its branch, whether it is jagged, and
+// for a flat one the buffer of ROOT's bulk call, which must be able to read it.
+template <typename Column>
+void open_column(Column &c, TLeaf *leaf, const std::string &name) {
+  c.branch = leaf->GetBranch();
+  c.jagged = leaf->GetLeafCount() != nullptr;
+  if (!c.jagged) {
+    if (!c.branch->SupportsBulkRead())
+      throw std::runtime_error(std::string("ROOT's bulk API does not read branch ") + name +
+                               " (TBranch::SupportsBulkRead is false)");
+    c.bulk = std::make_unique<TBufferFile>(TBuffer::kWrite, 32 * 1024);
+  }
+}
+
 template <typename Op>
 std::vector<Op> basket_loop(TTree *t, const std::vector<std::string> &cols, Progress &p) {
   std::vector<BasketColumn<Op>> columns(cols.size());
   for (std::size_t i = 0; i < cols.size(); ++i) {
     auto *leaf = leaf_of(t, cols[i]);
     auto &c = columns[i];
-    c.branch = leaf->GetBranch();
-    c.jagged = leaf->GetLeafCount() != nullptr;
-    if (!c.jagged) {
-      if (!c.branch->SupportsBulkRead())
-        throw std::runtime_error(std::string("ROOT's bulk API does not read branch ") +
-                                 cols[i] + " (TBranch::SupportsBulkRead is false)");
-      c.bulk = std::make_unique<TBufferFile>(TBuffer::kWrite, 32 * 1024);
-    }
+    open_column(c, leaf, cols[i]);
     if (!with_type(leaf->GetTypeName(), [&](auto tag) {
           c.run = run_baskets<typename decltype(tag)::type, Op>; }))
       throw std::runtime_error(std::string("hepfmt: unsupported leaf type ") +
@@ -751,14 +758,7 @@ std::vector<Filled> handover_loop(const std::string &path, const std::string &tr
     auto *leaf = leaf_of(t, cols[i]);
     auto &c = columns[i];
     auto &a = arrays[i];
-    c.branch = leaf->GetBranch();
-    c.jagged = leaf->GetLeafCount() != nullptr;
-    if (!c.jagged) {
-      if (!c.branch->SupportsBulkRead())
-        throw std::runtime_error(std::string("ROOT's bulk API does not read branch ") +
-                                 cols[i] + " (TBranch::SupportsBulkRead is false)");
-      c.bulk = std::make_unique<TBufferFile>(TBuffer::kWrite, 32 * 1024);
-    }
+    open_column(c, leaf, cols[i]);
     std::size_t width = 0;
     if (!with_type(leaf->GetTypeName(), [&](auto tag) {
           using T = typename decltype(tag)::type;
