@@ -215,8 +215,8 @@ def ratio_rows(doc: dict, file_events: int | None = None) -> list[dict]:
                     "coverage": r["coverage"], "n_pairs": len(pairs), "n_over": r["n"],
                     "over": unit, "interval_method": method,
                     "file_events": file_events if q == "file_time" else None,
-                    "ttree_reader": doc["sides"]["ttree"]["reader"],
-                    "parquet_reader": doc["sides"]["parquet"]["reader"],
+                    **{f"{s}_{k}": doc["sides"][s].get(k, "")
+                       for s in SIDES for k in ("reader", "adapter", "format")},
                     "discarded": sel["discarded"],
                     "worst_other_cpu_share": sel["worst_other_cpu_share"]})
     return rows

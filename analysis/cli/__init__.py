@@ -11,7 +11,7 @@ import sys
 import warnings
 
 from analysis.cli import adl, bench, measure, metadata, report, samples, storage
-from analysis.cli.arguments import memory_cap
+from analysis.cli.arguments import Parser, memory_cap
 from analysis.errors import (
     VERBOSE,
     HepfmtError,
@@ -38,15 +38,17 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hepfmt", description="the command line the workflow's rules "
-                                "call, usable by hand for one step at a time")
+    p = Parser(prog="hepfmt", description="the command line the workflow's rules call, usable "
+                                          "by hand for one step at a time",
+               epilog="example: hepfmt convert results/sources/DY.arrow --format parquet "
+                      "--variant zstd-3 --cluster-size 4000 -o out.parquet")
     p.add_argument("--version", action=_Version, help="print hepfmt's version and exit")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="show the libraries' own messages (ROOT's) and tracebacks")
     p.add_argument("--memory-cap", type=memory_cap, metavar="SIZE",
-                   help="the most memory a process reading a file may take, e.g. 8G, 512M or "
-                        "off (default: from the file's size, at least 4 GB; also "
-                        "HEPFMT_MEMORY_CAP); a damaged file that asks for more is refused")
+                   help="the most memory (bytes, or with a unit: 8G, 512M) a process reading "
+                        "a file may take, or off (default: from the file's size, at least 4 GB; "
+                        "also HEPFMT_MEMORY_CAP); a damaged file that asks for more is refused")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     samples.register(sub)

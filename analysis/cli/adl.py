@@ -7,11 +7,15 @@ import sys
 from pathlib import Path
 
 from analysis.cli.arguments import (
-    adapter,
+    command,
+    config_value,
     listed,
+    source_meta,
     task_numbers,
     time_limit_argument,
+    timeout_argument,
     written_file_arguments,
+    written_file_checks,
 )
 from analysis.defaults import default
 from analysis.errors import UsageError
@@ -21,9 +25,8 @@ from analysis.queries import distributed_engines
 def cmd_query_reference(a: argparse.Namespace) -> None:
     from analysis.measure import memcap
     from analysis.measure.workload import write_reference
-    from analysis.samples.source import read_source_meta
 
-    with memcap.capped(a.source, read_source_meta(a.source)["naive_bytes"]):
+    with memcap.capped(a.source, source_meta(a.source)["naive_bytes"]):
         write_reference(a.source, task_numbers(a.tasks), a.output)
 
 
@@ -37,8 +40,8 @@ def cmd_query(a: argparse.Namespace) -> None:
     if a.repetitions < QUERY_MIN_REPETITIONS:
         raise UsageError("--repetitions",
                           f"at least {QUERY_MIN_REPETITIONS} repetitions are required")
-    fmt = adapter(a.format)
     numbers = task_numbers(a.tasks)
+    fmt = written_file_checks(a)
     engines = (a.engines.split(",") if a.engines
                else reading(fmt, numbers, distributed=bool(a.dask_scheduler)))
     with tempfile.TemporaryDirectory(prefix="hepfmt-query-") as tmp:
@@ -65,8 +68,10 @@ def cmd_tabulate_queries(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    q = sub.add_parser("query", help="time the ADL benchmark tasks on one file through every "
-                                     "engine that reads it, checked against the reference")
+    q = command(sub, "query", "time the ADL benchmark tasks on one file through every engine "
+                "that reads it, checked against the reference",
+                "query tt.parquet --source tt.arrow --format parquet --variant zstd-3 "
+                "--cluster-size 1000 --reference tt.reference.json --tasks 1,5 -o tt.queries.json")
     written_file_arguments(q)
     q.add_argument("--reference", help="the sample's reference answers (from query-reference; "
                                        "default: computed here, which takes a while)")
@@ -76,26 +81,31 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="task numbers, comma-separated (default: %(default)s)")
     q.add_argument("--modes", default=listed("measure.modes"),
                    help="cache modes, comma-separated (default: %(default)s)")
-    q.add_argument("--repetitions", type=int, default=default("measure.repetitions"),
+    q.add_argument("--repetitions", type=config_value("measure.repetitions"),
+                   default=default("measure.repetitions"),
                    help="timed repetitions per task and cache mode (default: %(default)s)")
-    q.add_argument("--threads", type=int, default=1, help="engine threads")
+    q.add_argument("--threads", type=config_value("measure.threads"), default=1,
+                   help="engine threads (default: %(default)s)")
     q.add_argument("--dask-scheduler", help="address of a Dask scheduler (tcp://host:8786) for "
                                             "the engines that run distributed ("
                                             + ", ".join(distributed_engines()) + ")")
-    q.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    timeout_argument(q)
     time_limit_argument(q)
-    q.add_argument("-o", "--output", required=True)
+    q.add_argument("-o", "--output", required=True, help="the query record (JSON) to write")
     q.set_defaults(func=cmd_query)
 
-    r = sub.add_parser("query-reference", help="the reference answers of the ADL tasks on a "
-                                               "source sample (the slow, obvious event loop)")
-    r.add_argument("source")
+    r = command(sub, "query-reference", "the reference answers of the ADL tasks on a source "
+                "sample (the slow, obvious event loop)",
+                "query-reference tt.arrow --tasks 1,5 -o tt.reference.json")
+    r.add_argument("source", help="the source sample (Arrow IPC, its sidecar JSON beside it)")
     r.add_argument("--tasks", default=listed("measure.queries"),
                    help="task numbers, comma-separated (default: %(default)s)")
-    r.add_argument("-o", "--output", required=True)
+    r.add_argument("-o", "--output", required=True, help="the reference answers (JSON) to write")
     r.set_defaults(func=cmd_query_reference)
 
-    t = sub.add_parser("tabulate-queries", help="the queries table from query measurements")
+    t = command(sub, "tabulate-queries", "the queries table from query measurements",
+                "tabulate-queries --plan results/plan.json --queries results/queries/*.json "
+                "-o results/tables")
     t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     t.add_argument("--queries", nargs="*", default=[], help="records from 'hepfmt query'")
     t.add_argument("-o", "--output", required=True, help="output directory for tables")

@@ -7,20 +7,33 @@ import sys
 from pathlib import Path
 
 from analysis.cli.arguments import (
+    above,
     adapter,
+    at_least,
+    command,
+    config_value,
+    format_argument,
+    input_file,
+    known_readers,
     listed,
     resolved_selections,
     selection,
+    source_argument,
+    source_meta,
     task_numbers,
+    timeout_argument,
 )
-from analysis.defaults import default
 from analysis.errors import InputError, UsageError
 
 
 def cmd_bench_overhead(a: argparse.Namespace) -> None:
     from analysis.measure.overhead import bench, report
 
-    rows = bench(a.file, a.source, adapter(a.format), a.readers.split(","),
+    fmt = adapter(a.format)
+    known_readers(fmt, a.readers.split(","))
+    input_file(a.file)
+    source_meta(a.source)
+    rows = bench(a.file, a.source, fmt, a.readers.split(","),
                  resolved_selections(a), a.runs, a.threads, a.timeout)
     print(report(rows, a.format))
 
@@ -30,17 +43,21 @@ def cmd_bench_layers(a: argparse.Namespace) -> None:
     from analysis.measure.layers import bench, profiled_readers, report
     from analysis.samples.source import read_source_meta, schema_of
 
+    fmt = adapter(a.format)
+    if a.readers:
+        known_readers(fmt, a.readers.split(","))
+    input_file(a.file)
+    source_meta(a.source)
     a.selection = a.selection or [selection("all=*")]
     sels = resolved_selections(a)
     if len(sels) != 1:
         raise UsageError("--selection", "bench layers profiles one selection")
     (sel,) = sels.values()
     branches = schema_of(read_source_meta(a.source)).names if isinstance(sel, str) else sel
-    fmt = adapter(a.format)
-    readers = a.readers.split(",") if a.readers else profiled_readers(fmt)
-    if not readers:
+    names = a.readers.split(",") if a.readers else profiled_readers(fmt)
+    if not names:
         raise UsageError("--format", f"no reader of {a.format} is profiled by layer")
-    text = report(bench(a.file, a.source, fmt, readers, branches, a.seconds))
+    text = report(bench(a.file, a.source, fmt, names, branches, a.seconds))
     print(text)
     if a.output:
         with atomic_path(a.output) as tmp:
@@ -131,7 +148,6 @@ def cmd_bench_dask_scaling(a: argparse.Namespace) -> None:
     from analysis import queries
     from analysis.atomic import atomic_path
     from analysis.measure.scaling import bench, report
-    from analysis.samples.source import read_source_meta
 
     engines = a.engines.split(",")
     for e in engines:
@@ -143,11 +159,13 @@ def cmd_bench_dask_scaling(a: argparse.Namespace) -> None:
         raise UsageError("--workers", f"{a.workers!r} is not N,M,... (worker counts)") from None
     if a.repetitions < 1 or min(workers) < 1:
         raise UsageError("--repetitions" if a.repetitions < 1 else "--workers", "must be >= 1")
-    runs = bench(Path(a.file), Path(a.source), engines, workers, task_numbers(a.tasks),
-                 a.repetitions)
+    numbers = task_numbers(a.tasks)
+    input_file(a.file)
+    meta = source_meta(a.source)
+    runs = bench(Path(a.file), Path(a.source), engines, workers, numbers, a.repetitions)
     text = (f"{a.file}: median of {a.repetitions} runs per task after one untimed, each "
             "checked against the reference; LocalCluster(n_workers=N, threads_per_worker=1)\n\n"
-            + report(runs, read_source_meta(a.source)["n_events"]))
+            + report(runs, meta["n_events"]))
     print(text)
     if a.output:
         with atomic_path(a.output) as tmp:
@@ -155,75 +173,93 @@ def cmd_bench_dask_scaling(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    b = sub.add_parser("bench", help="benchmarks of hepfmt's own measuring")
+    b = command(sub, "bench", "benchmarks of hepfmt's own measuring",
+                "bench overhead tt.parquet --source tt.arrow --format parquet --readers pyarrow "
+                "--selection 'all=*'")
     bsub = b.add_subparsers(dest="bench_command", required=True, metavar="SUBCOMMAND")
-    o = bsub.add_parser("overhead", help="each reader's timed scan next to the bare library "
-                                         "call on the same file: the harness's overhead")
-    o.add_argument("file")
-    o.add_argument("--source", required=True, help="the source sample the file was written from")
-    o.add_argument("--format", required=True, help="the adapter: ttree, rntuple, parquet, ...")
-    o.add_argument("--readers", required=True, help="comma-separated reader names")
+    o = command(bsub, "overhead", "each reader's timed scan next to the bare library call on "
+                "the same file: the harness's overhead",
+                "bench overhead tt.parquet --source tt.arrow --format parquet "
+                "--readers pyarrow,polars --selection 'all=*' --runs 15")
+    o.add_argument("file", help="a file written by hepfmt convert")
+    source_argument(o)
+    format_argument(o)
+    o.add_argument("--readers", required=True,
+                   help="comma-separated names of the format's readers, e.g. pyarrow,polars")
     o.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable); a BRANCH may be a "
                         "pattern (Muon_*) or alternatives (MET_pt|PFMET_pt)")
-    o.add_argument("--runs", type=int, default=15, help="alternating runs of each")
-    o.add_argument("--threads", type=int, default=1)
-    o.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    _runs_threads_timeout(o)
     o.set_defaults(func=cmd_bench_overhead)
-    la = bsub.add_parser("layers", help="where a read through ROOT or Arrow's Parquet reader "
-                         "spends its time: each reader profiled (perf) by layer, beside the "
-                         "file's codec bound")
-    la.add_argument("file")
-    la.add_argument("--source", required=True, help="the source sample the file was written from")
-    la.add_argument("--format", required=True, help="the adapter: ttree, rntuple or parquet")
+    la = command(bsub, "layers", "where a read through ROOT or Arrow's Parquet reader spends "
+                 "its time: each reader profiled (perf) by layer, beside the file's codec bound",
+                 "bench layers tt.root --source tt.arrow --format ttree --readers rdf "
+                 "--seconds 3")
+    la.add_argument("file", help="a file written by hepfmt convert")
+    source_argument(la)
+    format_argument(la, help="the format adapter (ttree, rntuple or parquet are profiled)")
     la.add_argument("--readers", default=None,
                     help="comma-separated reader names (default: every reader of the format "
                          "whose library has a layer table: ROOT's, pyarrow's)")
     la.add_argument("--selection", type=selection, action="append",
                     default=None, help="NAME=BRANCH,... or NAME=* (default: all=*)")
-    la.add_argument("--seconds", type=float, default=3.0, help="profiled seconds per reader")
+    la.add_argument("--seconds", type=above(0), default=3.0,
+                    help="profiled seconds per reader (default: %(default)s)")
     la.add_argument("-o", "--output", help="also write the report here")
     la.set_defaults(func=cmd_bench_layers)
-    st = bsub.add_parser("overhead-study", help="the overhead bench on every reader of a "
-                         "finished run's measure sub-grid (the formats table's files)")
+    st = command(bsub, "overhead-study", "the overhead bench on every reader of a finished "
+                 "run's measure sub-grid (the formats table's files)",
+                 "bench overhead-study results/config.yaml -o overhead.txt")
     st.add_argument("config", help="the study's config file (its results must exist)")
-    st.add_argument("--runs", type=int, default=15, help="alternating runs of each")
-    st.add_argument("--threads", type=int, default=1)
-    st.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    _runs_threads_timeout(st)
     st.add_argument("-o", "--output", help="also write the tables here")
     st.set_defaults(func=cmd_bench_overhead_study)
-    rp = bsub.add_parser("reproduce", help="every pair job of a finished run measured twice "
-                         "here, one pass after the other: do the ratios' intervals hold?")
+    rp = command(bsub, "reproduce", "every pair job of a finished run measured twice here, one "
+                 "pass after the other: do the ratios' intervals hold?",
+                 "bench reproduce results/config.yaml --jobs DY --load 1 -o reproduce.txt")
     rp.add_argument("config", help="the study's config file (its results must exist)")
-    rp.add_argument("--load", type=int, default=0,
-                    help="keep this many CPU-bound processes running through both passes")
+    rp.add_argument("--load", type=at_least(0), default=0,
+                    help="keep this many CPU-bound processes running through both passes "
+                         "(default: %(default)s)")
     rp.add_argument("--jobs", help="only the pair jobs whose sample/pair/cNNN/selection "
                                    "holds this text")
-    rp.add_argument("--pause-s", type=float, default=0.0,
-                    help="seconds to wait between the two passes")
+    rp.add_argument("--pause-s", type=at_least(0, float), default=0.0, metavar="SECONDS",
+                    help="seconds to wait between the two passes (default: %(default)s)")
     rp.add_argument("-o", "--output", help="also write the report here")
     rp.set_defaults(func=cmd_bench_reproduce)
-    cr = bsub.add_parser("compare-runs", help="two runs' ratios (two machines) side by side: "
-                         "each DIR a results/ or results/reference/<name> directory")
-    cr.add_argument("dir_a", metavar="DIR_A")
-    cr.add_argument("dir_b", metavar="DIR_B")
+    cr = command(bsub, "compare-runs", "two runs' ratios (two machines) side by side: each DIR "
+                 "a results/ or results/reference/<name> directory",
+                 "bench compare-runs results/reference/epyc results/reference/xeon")
+    cr.add_argument("dir_a", metavar="DIR_A", help="the first run's results directory")
+    cr.add_argument("dir_b", metavar="DIR_B", help="the second run's results directory")
     cr.set_defaults(func=cmd_bench_compare_runs)
-    ro = bsub.add_parser("rounds", help="how far a pair job's rounds (fresh processes) land "
-                         "apart, against what their repeat pairs alone would let them")
+    ro = command(bsub, "rounds", "how far a pair job's rounds (fresh processes) land apart, "
+                 "against what their repeat pairs alone would let them",
+                 "bench rounds results/pairs -o rounds.txt")
     ro.add_argument("pairs", help="a results directory, its pairs/, or one pair record")
     ro.add_argument("-o", "--output", help="also write the report here")
     ro.set_defaults(func=cmd_bench_rounds)
-    ds = bsub.add_parser("dask-scaling", help="the distributed query engines on a local Dask "
-                         "cluster of 1, then 2 workers (one thread each): events/s per task, "
-                         "the speed-up and the machine's load")
+    ds = command(bsub, "dask-scaling", "the distributed query engines on a local Dask cluster "
+                 "of 1, then 2 workers (one thread each): events/s per task, the speed-up and "
+                 "the machine's load",
+                 "bench dask-scaling tt.parquet --source tt.arrow --workers 1,2 --tasks 1,5")
     ds.add_argument("file", help="a TTree, RNTuple or Parquet file written by hepfmt convert")
-    ds.add_argument("--source", required=True, help="the source sample the file was written from")
+    source_argument(ds)
     ds.add_argument("--engines", default="dask-awkward",
                     help="comma-separated distributed engines (default: %(default)s)")
-    ds.add_argument("--workers", default="1,2", help="cluster sizes (default: %(default)s)")
+    ds.add_argument("--workers", default="1,2",
+                    help="cluster sizes, in workers, comma-separated (default: %(default)s)")
     ds.add_argument("--tasks", default=listed("measure.queries"),
                     help="task numbers, comma-separated (default: %(default)s)")
-    ds.add_argument("--repetitions", type=int, default=5, help="timed runs per task")
+    ds.add_argument("--repetitions", type=at_least(1), default=5,
+                    help="timed runs per task (default: %(default)s)")
     ds.add_argument("-o", "--output", help="also write the report here")
     ds.set_defaults(func=cmd_bench_dask_scaling)
 
+
+def _runs_threads_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", type=at_least(1), default=15,
+                   help="alternating runs of each (default: %(default)s)")
+    p.add_argument("--threads", type=config_value("measure.threads"), default=1,
+                   help="reader threads (default: %(default)s)")
+    timeout_argument(p)

@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli.arguments import option, time_limit_argument
+from analysis.cli.arguments import (
+    command,
+    config_value,
+    input_file,
+    option,
+    time_limit_argument,
+    timeout_argument,
+)
 from analysis.defaults import default
 
 
@@ -28,6 +35,7 @@ def cmd_metadata_time(a: argparse.Namespace) -> None:
     from analysis.metastudy.decode import load_layout, time_file
     from analysis.metastudy.rusthelper import binary_from
 
+    input_file(a.file)
     time_file(a.file, load_layout(a.layout), a.implementations.split(","), a.repetitions,
               a.budget, a.output, binary_from(a.rust_helper), a.timeout)
 
@@ -51,50 +59,67 @@ def cmd_metadata_build_helper(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    md = sub.add_parser("metadata", help="metadata cost of wide tables (decode time and size "
-                                         "vs number of columns)")
+    md = command(sub, "metadata", "metadata cost of wide tables (decode time and size vs number "
+                 "of columns)", "metadata write float32-c1000 --layout parquet-page "
+                 "--codec snappy+dict -o wide.parquet --layout-output wide.layout.json")
     msub = md.add_subparsers(dest="metadata_command", required=True, metavar="SUBCOMMAND")
-    w = msub.add_parser("write", help="write one wide file and verify it from its metadata")
+    w = command(msub, "write", "write one wide file and verify it from its metadata",
+                "metadata write float32-c1000 --layout parquet-page --codec snappy+dict "
+                "-o wide.parquet --layout-output wide.layout.json")
     w.add_argument("dataset", help="float32-c<N>, string-c<N> or nanoaod-<sample>")
     w.add_argument("--layout", required=True,
                    help="parquet-none, parquet-chunk, parquet-page, ttree or rntuple")
-    w.add_argument("--row-groups", type=int, default=20)
-    w.add_argument("--rows-per-group", type=int, default=1000)
-    w.add_argument("--seed", type=int, default=1)
+    w.add_argument("--row-groups", type=config_value("metadata.row_groups"), default=20,
+                   help="row groups (clusters) to write (default: %(default)s)")
+    w.add_argument("--rows-per-group", type=config_value("metadata.rows_per_group"),
+                   default=1000, metavar="EVENTS",
+                   help="rows (events) per row group (default: %(default)s)")
+    w.add_argument("--seed", type=config_value("metadata.seed"), default=1,
+                   help="the random seed of the values (default: %(default)s)")
     w.add_argument("--codec", required=True, help="e.g. snappy+dict (Parquet), zstd-5 (ROOT)")
     w.add_argument("--source", help="the sample (Arrow IPC) of a nanoaod-<sample> dataset")
     w.add_argument("--option", type=option, action="append", default=[],
                    help="pyarrow ParquetWriter option KEY=VALUE (repeatable)")
-    w.add_argument("-o", "--output", required=True)
+    w.add_argument("-o", "--output", required=True, help="the wide file to write")
     w.add_argument("--layout-output", required=True,
                    help="where to write what the file's metadata says (JSON)")
     w.set_defaults(func=cmd_metadata_write)
 
-    t = msub.add_parser("time", help="time metadata decoding of one file, per implementation")
-    t.add_argument("file")
+    t = command(msub, "time", "time metadata decoding of one file, per implementation",
+                "metadata time wide.parquet --layout wide.layout.json --implementations "
+                "pyarrow,arrow-rs --budget-s 10 -o wide.timings.json")
+    t.add_argument("file", help="a wide file from 'metadata write'")
     t.add_argument("--layout", required=True, help="the file's record from 'metadata write'")
     t.add_argument("--implementations", required=True, help="comma-separated, e.g. "
                                                              "pyarrow,arrow-rs")
-    t.add_argument("--repetitions", type=int, default=default("metadata.repetitions"))
-    t.add_argument("--budget", type=float, default=default("metadata.time_budget_s"),
+    t.add_argument("--repetitions", type=config_value("metadata.repetitions"),
+                   default=default("metadata.repetitions"),
+                   help="the most timed decodes per implementation (default: %(default)s)")
+    t.add_argument("--budget-s", "--budget", dest="budget", metavar="SECONDS",
+                   type=config_value("metadata.time_budget_s", float),
+                   default=default("metadata.time_budget_s"),
                    help="seconds per implementation after which "
-                        f"{default('metadata.min_repetitions')} repetitions suffice")
+                        f"{default('metadata.min_repetitions')} repetitions suffice "
+                        "(default: %(default)s)")
     t.add_argument("--rust-helper", help="record from 'metadata build-helper' (arrow-rs)")
-    t.add_argument("--timeout", type=float, default=default("measure.timeout_s"))
+    timeout_argument(t, "metadata.timeout_s")
     time_limit_argument(t)
-    t.add_argument("-o", "--output", required=True)
+    t.add_argument("-o", "--output", required=True, help="the timings (JSON) to write")
     t.set_defaults(func=cmd_metadata_time)
 
-    b = msub.add_parser("build-helper", help="build the optional Rust (arrow-rs) decoder")
+    b = command(msub, "build-helper", "build the optional Rust (arrow-rs) decoder",
+                "metadata build-helper -o results/metadata/rust-helper.json")
     b.add_argument("-o", "--output", required=True, help="where to record whether it built")
     b.set_defaults(func=cmd_metadata_build_helper)
 
-    g = msub.add_parser("tabulate", help="tables and plots from metadata timings")
-    g.add_argument("--config", required=True)
-    g.add_argument("--timings", nargs="+", required=True)
+    g = command(msub, "tabulate", "tables and plots from metadata timings",
+                "metadata tabulate --config results/config.yaml --timings "
+                "results/metadata/timings/*.json -o results/metadata/tables")
+    g.add_argument("--config", required=True, help="the study's config file")
+    g.add_argument("--timings", nargs="+", required=True,
+                   help="timing records from 'metadata time'")
     g.add_argument("-o", "--output", required=True, help="output directory for tables")
     g.add_argument("--plots", help="output directory for plots (default: -o)")
     g.add_argument("--provenance", help="where to write provenance.json (default: in -o)")
     g.add_argument("--config-name", help="how the plots' footer names the config")
     g.set_defaults(func=cmd_metadata_tabulate)
-

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from analysis.cli.arguments import command
+
 
 def cmd_plan_record(a: argparse.Namespace) -> None:
     from analysis.atomic import write_json
@@ -66,13 +68,16 @@ def cmd_check_config(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("plan-record", help="what the tables and figures need of the study "
-                                           "(labels, readers, pairings, selections), as JSON")
+    r = command(sub, "plan-record", "what the tables and figures need of the study (labels, "
+                "readers, pairings, selections), as JSON",
+                "plan-record results/config.yaml -o results/plan.json")
     r.add_argument("config", help="the resolved config (results/config.yaml)")
     r.add_argument("-o", "--output", required=True, help="where to write it (results/plan.json)")
     r.set_defaults(func=cmd_plan_record)
 
-    t = sub.add_parser("tabulate", help="size, read-time and ratio tables from measurements")
+    t = command(sub, "tabulate", "size, read-time and ratio tables from measurements",
+                "tabulate --plan results/plan.json --sizes results/sizes/*.json "
+                "--reads results/reads/*.json -o results/tables")
     t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     t.add_argument("--sizes", nargs="+", required=True, help="size records from convert")
     t.add_argument("--reads", nargs="*", default=[], help="read measurements from measure")
@@ -84,7 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     from analysis.report.figures import FAMILIES  # the registry: no plotting library imported
 
-    f = sub.add_parser("figure", help="draw one figure family (PNG + PDF) from the tables")
+    f = command(sub, "figure", "draw one figure family (PNG + PDF) from the tables",
+                f"figure {next(iter(FAMILIES))} --tables results/tables --provenance "
+                "results/tables/provenance.json --plan results/plan.json -o results/figures")
     f.add_argument("family", help="a figure family: " + ", ".join(FAMILIES))
     f.add_argument("--tables", required=True, help="directory of tabulate's CSV tables")
     f.add_argument("--provenance", required=True, help="tabulate's provenance.json")
@@ -93,9 +100,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("-o", "--output", required=True, help="output directory")
     f.set_defaults(func=cmd_figure)
 
-    a = sub.add_parser(
-        "answer", help="the run's answer (answer.md, answer.json) from its tables only",
-        epilog="example: hepfmt answer --tables results/tables --metadata results/metadata/tables")
+    a = command(sub, "answer", "the run's answer (answer.md, answer.json) from its tables only",
+                "answer --tables results/tables --metadata results/metadata/tables")
     a.add_argument("--tables", required=True,
                    help="directory of tabulate's tables (results/tables, or a reference run)")
     a.add_argument("--metadata", help="directory of the metadata study's tables, if it ran")
@@ -110,9 +116,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "disagrees with a stated ratio, the answer says so with both numbers")
     a.set_defaults(func=cmd_answer)
 
-    k = sub.add_parser("check-config", help="validate a config file; count its files and "
-                                            "estimate their disk, memory and CPU")
-    k.add_argument("config")
+    k = command(sub, "check-config", "validate a config file; count its files and estimate "
+                "their disk, memory and CPU", "check-config config/default.yaml")
+    k.add_argument("config", help="the config file (YAML) to check")
     k.add_argument("--strict", action="store_true",
                    help="refuse a sample URL whose server cannot be reached (default: a warning)")
     k.set_defaults(func=cmd_check_config)

@@ -13,7 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-from analysis.cli.arguments import time_limit_argument
+from analysis.cli.arguments import (
+    command,
+    config_value,
+    input_file,
+    known_process,
+    time_limit_argument,
+)
 from analysis.errors import UsageError
 
 #: An import or a judgement has no time-out of its own: the file's time limit bounds it.
@@ -25,6 +31,7 @@ def cmd_generate(a: argparse.Namespace) -> None:
     from analysis.samples.model import load_model
     from analysis.samples.source import write_sidecar
 
+    known_process(a.process)
     model = load_model(a.model)
     t0 = time.perf_counter()
     generate(model, a.process, a.seed, a.events, a.output)
@@ -47,6 +54,7 @@ def import_file(file: str, tree: str, output: str, sample: str) -> None:
 def cmd_import(a: argparse.Namespace) -> None:
     from analysis.measure import isolated
 
+    input_file(a.file, "input file")
     isolated.call("analysis.cli.samples:import_file",
                   {"file": a.file, "tree": a.tree, "output": a.output,
                    "sample": a.sample or Path(a.output).stem}, a.file, "import", NO_TIMEOUT)
@@ -67,6 +75,7 @@ def extract_model(file: str, tree: str, output: str) -> str:
 def cmd_schema_extract(a: argparse.Namespace) -> None:
     from analysis.measure import isolated
 
+    input_file(a.file, "input file")
     held = isolated.call("analysis.cli.samples:extract_model",
                          {"file": a.file, "tree": a.tree, "output": a.output}, a.file,
                          "schema extract", NO_TIMEOUT)
@@ -124,6 +133,10 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
                                         "give neither MODEL nor --learn-from")
     if a.model and a.learn_from:
         raise UsageError("--learn-from", "give MODEL or --learn-from, not both")
+    input_file(a.file, "input file")
+    for path in (a.model, a.learn_from):
+        if path:
+            input_file(path, "input file")
     judged = isolated.call("analysis.cli.samples:judge_model", {
         "file": a.file, "model": a.model, "tree": a.tree, "held_out": a.held_out,
         "learn_from": a.learn_from, "seed": a.seed}, a.file, "validate-model", NO_TIMEOUT,
@@ -140,39 +153,49 @@ def cmd_validate_model(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    g = sub.add_parser("generate", help="generate a NanoAOD-like source sample (Arrow IPC)")
-    g.add_argument("--process", required=True)
-    g.add_argument("--events", type=int, required=True)
-    g.add_argument("--seed", type=int, default=1)
+    g = command(sub, "generate", "generate a NanoAOD-like source sample (Arrow IPC) and its "
+                "sidecar JSON", "generate --process TTJets --events 5000 --seed 2 -o tt.arrow")
+    g.add_argument("--process", required=True,
+                   help="the physics process (multiplicities and rates), e.g. DYJetsToLL, "
+                        "TTJets, ZZ (analysis/samples/processes.py)")
+    g.add_argument("--events", type=config_value("samples.*.n_events"), required=True,
+                   help="how many events (entries) to generate")
+    g.add_argument("--seed", type=config_value("samples.*.seed"), default=1,
+                   help="the random seed: the same seed, the same events (default: %(default)s)")
     g.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
     g.add_argument("--model", help="value model JSON from 'hepfmt schema extract' "
                                    "(default: the built-in model of CMS NanoAOD)")
-    g.add_argument("-o", "--output", required=True)
+    g.add_argument("-o", "--output", required=True,
+                   help="the source to write (.arrow); its sidecar (.json) is written beside it")
     g.set_defaults(func=cmd_generate)
 
-    i = sub.add_parser("import", help="copy a real TTree, RNTuple or Parquet file or directory "
-                                      "(NanoAOD or any flat/jagged table, local or root://) "
-                                      "into a source sample")
-    i.add_argument("file")
+    i = command(sub, "import", "copy a real TTree, RNTuple or Parquet file or directory "
+                "(NanoAOD or any flat/jagged table, local or root://) into a source sample",
+                "import nano.root --tree Events -o results/sources/real.arrow")
+    i.add_argument("file", help="the file or directory to copy: TTree, RNTuple or Parquet, "
+                                "local or root://")
     i.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
     i.add_argument("--sample", help="sample name recorded in the sidecar (default: file stem)")
-    i.add_argument("-o", "--output", required=True)
+    i.add_argument("-o", "--output", required=True,
+                   help="the source to write (.arrow); its sidecar (.json) is written beside it")
     time_limit_argument(i)
     i.set_defaults(func=cmd_import)
 
-    s = sub.add_parser("schema", help="branch schemas and value models")
+    s = command(sub, "schema", "branch schemas and value models",
+                "schema extract nano.root -o model.json")
     ssub = s.add_subparsers(dest="schema_command", required=True, metavar="SUBCOMMAND")
-    se = ssub.add_parser("extract", help="learn a value model (schema, value distributions, "
-                                         "multiplicities, mantissa bits) from a real file: "
-                                         "TTree, RNTuple or Parquet")
-    se.add_argument("file")
+    se = command(ssub, "extract", "learn a value model (schema, value distributions, "
+                 "multiplicities, mantissa bits) from a real file: TTree, RNTuple or Parquet",
+                 "schema extract nano.root --tree Events -o model.json")
+    se.add_argument("file", help="the real file to learn from: TTree, RNTuple or Parquet")
     se.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
-    se.add_argument("-o", "--output", required=True)
+    se.add_argument("-o", "--output", required=True, help="the value model JSON to write")
     time_limit_argument(se)
     se.set_defaults(func=cmd_schema_extract)
 
-    v = sub.add_parser("validate-model", help="compare a real file with a synthetic sample of "
-                                              "the same size, written through the same codecs")
+    v = command(sub, "validate-model", "compare a real file with a synthetic sample of the same "
+                "size, written through the same codecs",
+                "validate-model nano.root --held-out -o fidelity.md")
     v.add_argument("file", help="the real file: TTree, RNTuple or Parquet (file or directory)")
     v.add_argument("model", nargs="?", help="value model JSON (default: built-in)")
     v.add_argument("--tree", default="Events", help="TTree or RNTuple name (not for Parquet)")
@@ -182,10 +205,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--learn-from", metavar="FILE",
                    help="out of sample: learn the model from this file (same --tree) and "
                         "judge it against the first")
-    v.add_argument("--seed", type=int, default=1)
+    v.add_argument("--seed", type=config_value("samples.*.seed"), default=1,
+                   help="the random seed of the synthetic sample (default: %(default)s)")
     v.add_argument("-o", "--output", help="also write the report (Markdown) here")
     v.add_argument("--report-only", action="store_true",
                    help="exit 0 even when the synthetic sample misses the goal")
     time_limit_argument(v)
     v.set_defaults(func=cmd_validate_model)
-

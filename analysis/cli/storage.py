@@ -6,16 +6,18 @@ import argparse
 import sys
 
 from analysis.cli.arguments import (
-    adapter,
+    command,
+    config_value,
     listed,
     resolved_selections,
     selection,
     stopping_arguments,
     storage_profiles,
     time_limit_argument,
+    timeout_argument,
     written_file_arguments,
+    written_file_checks,
 )
-from analysis.defaults import default
 from analysis.errors import UsageError
 
 
@@ -27,7 +29,8 @@ def cmd_storage(a: argparse.Namespace) -> None:
         stopping = Stopping(a.precision, a.budget_s, a.min_repetitions, a.repetitions)
     except ValueError as exc:
         raise UsageError("--repetitions", str(exc)) from None
-    fmt, names = adapter(a.format), storage_profiles(a.profiles)
+    names = storage_profiles(a.profiles)
+    fmt = written_file_checks(a, a.readers.split(","))
     doc = measure_storage(a.file, a.source, fmt, a.variant, a.cluster_size,
                           a.readers.split(","), resolved_selections(a), names, a.output,
                           stopping, a.threads, a.timeout, name=a.name, workdir=a.workdir)
@@ -49,10 +52,14 @@ def cmd_tabulate_storage(a: argparse.Namespace) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("storage", help="read one file on storage profiles (page cache, "
-                                       "emulated disks, a server over a shaped network)")
+    s = command(sub, "storage", "read one file on storage profiles (page cache, emulated "
+                "disks, a server over a shaped network)",
+                "storage tt.parquet --source tt.arrow --format parquet --variant zstd-3 "
+                "--cluster-size 1000 --readers pyarrow --selection 'all=*' --profiles "
+                "page-cache,hdd -o tt.storage.json")
     written_file_arguments(s)
-    s.add_argument("--readers", required=True, help="comma-separated reader names")
+    s.add_argument("--readers", required=True,
+                   help="comma-separated names of the format's readers, e.g. pyarrow,polars")
     s.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable), as for measure")
     s.add_argument("--profiles", default=listed("measure.storage"),
@@ -61,16 +68,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "%(default)s)")
     stopping_arguments(s, "timed repetitions per profile, reader and selection", "measure",
                         "one read")
-    s.add_argument("--threads", type=int, default=1, help="reader threads")
+    s.add_argument("--threads", type=config_value("measure.threads"), default=1,
+                   help="reader threads (default: %(default)s)")
     s.add_argument("--workdir", help="where emulated devices keep their images (default: "
                                      "the temporary directory)")
-    s.add_argument("--timeout", type=float, default=default("measure.timeout_s"),
-                   help="seconds one reading process may run at most (default: %(default)s)")
+    timeout_argument(s)
     time_limit_argument(s)
-    s.add_argument("-o", "--output", required=True)
+    s.add_argument("-o", "--output", required=True, help="the storage record (JSON) to write")
     s.set_defaults(func=cmd_storage)
 
-    t = sub.add_parser("tabulate-storage", help="the storage table from storage measurements")
+    t = command(sub, "tabulate-storage", "the storage table from storage measurements",
+                "tabulate-storage --plan results/plan.json --storage results/storage/*.json "
+                "-o results/tables")
     t.add_argument("--plan", required=True, help="the plan record (from plan-record)")
     t.add_argument("--storage", nargs="+", required=True, help="records from 'hepfmt storage'")
     t.add_argument("-o", "--output", required=True, help="output directory for tables")

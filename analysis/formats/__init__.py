@@ -21,8 +21,14 @@ from analysis.formats.base import (
     require_branches,
 )
 
-__all__ = ["REGISTRY", "Entry", "Format", "Layout", "Reader", "add_checksums", "check_layout",
-           "entry", "extension", "get", "label", "load", "names", "register", "require_branches"]
+__all__ = ["FASTEST", "REGISTRY", "Entry", "Format", "Layout", "Reader", "add_checksums",
+           "check_layout", "entry", "extension", "get", "label", "load", "names", "register",
+           "require_branches"]
+
+#: Not a reader but a request for one: a pairing side whose reader the run chooses, the
+#: quickest its measure jobs timed on the side's files (analysis.measure.fastest). No adapter
+#: may name a reader so.
+FASTEST = "fastest"
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,13 @@ from analysis.defaults import default
 from analysis.errors import (
     HepfmtError,
     InputError,
+    UsageError,
     VerificationError,
     exit_with,
 )
 from analysis.measure import digest as content_digest
 from analysis.measure import isolated, load, memcap, timelimit
+from analysis.measure.fastest import Candidate, resolve
 from analysis.measure.reads import (
     ReadSpec,
     codec_bounds,
@@ -91,6 +93,11 @@ class PairSide:
     variant: str
     reader: str
     size_record: str = ""
+    #: where the side's reader was chosen as the run's fastest (analysis.measure.fastest):
+    #: what it was chosen from and by
+    chosen: dict = field(default_factory=dict)
+    #: the measured files a "fastest" side is chosen from (its reader: fastest.FASTEST)
+    candidates: tuple[Candidate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -412,6 +419,19 @@ def measure_selection(spec: PairSpec, name: str, n_events: int, naive: float,
             "worst_other_cpu_share": state.worst_share, "waited_for_quiet_s": state.waited_s}
 
 
+def _chosen(spec: PairSpec) -> PairSpec:
+    """``spec`` with each "fastest" side's reader and file chosen (analysis.measure.fastest):
+    per selection, so a pair job asking for one has one."""
+    if not any(getattr(spec, s).reader == formats.FASTEST for s in SIDES):
+        return spec
+    if len(spec.selections) != 1:
+        raise UsageError("--selection", "a 'fastest' side is chosen per selection: a pair "
+                                        "with one needs exactly one selection")
+    (name,) = spec.selections
+    return dataclasses.replace(spec, **{s: resolve(getattr(spec, s), name, spec.threads)
+                                        for s in SIDES})
+
+
 def measure_pair(spec: PairSpec, out: str | Path) -> dict:
     """Measure one pairing on one sample at one cluster size; write one JSON, atomically, or
     nothing. A side that cannot be read fails the whole pair: never a one-sided ratio."""
@@ -419,6 +439,7 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
     n_events = int(meta["n_events"])
     names = set(schema_of(meta).names)
     sides: dict[str, dict] = {}
+    spec = _chosen(spec)
     for s in SIDES:
         side: PairSide = getattr(spec, s)
         if not Path(side.path).exists():

@@ -13,6 +13,7 @@ Snakefile runs them at every parse.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -25,12 +26,16 @@ from analysis.errors import ConfigError, HepfmtError, InputError
 from analysis.formats.base import is_url
 from analysis.measure.timing import Stopping
 from analysis.plan import metagrid, options, resultsdir, selections
+from analysis.plan import schema as config_schema
 from analysis.plan.names import normal
 from analysis.plan.study import (
     SIDES,
+    Pair,
+    Side,
     adapter,
     compare_pairs,
     compare_samples,
+    fastest_candidates,
     label,
     measure_samples,
     overrides_of,
@@ -111,9 +116,8 @@ def _samples(config: dict) -> dict[str, int | None]:
         if "file" in s:
             events[name] = input_events(f"samples.{name}.file", s["file"], s.get("tree", "Events"))
             continue
-        if s["process"] not in PROCESSES:
-            raise ConfigError(f"samples.{name}.process",
-                              f"unknown process {s['process']!r}; known: {sorted(PROCESSES)}")
+        if problem := process_problem(s["process"]):
+            raise ConfigError(f"samples.{name}.process", problem)
         events[name] = s["n_events"]
     return events
 
@@ -168,10 +172,9 @@ def _cluster_sizes_fit(config: dict, events: dict[str, int | None]) -> None:
     for sample, count in events.items():
         own = "cluster_sizes" in config["samples"][sample]
         for i, n in enumerate(sample_cluster_sizes(config, sample)):
-            if count is not None and n > count:
+            if problem := cluster_size_problem(n, count, sample):
                 key = f"samples.{sample}.cluster_sizes[{i}]" if own else f"cluster_sizes[{i}]"
-                raise ConfigError(key, f"{n} is above the {count} events of sample {sample!r} "
-                                       f"(its files would hold one cluster of {count}, not {n})")
+                raise ConfigError(key, problem)
         if pairs_only(config, sample) and not compare_pairs(config):
             raise ConfigError(f"samples.{sample}.files",
                               "'pairs' needs compare.pairs (or ttree and parquet formats)")
@@ -360,11 +363,32 @@ def _compare(config: dict) -> None:
         labels[same] = i
     for i, p in enumerate(compare_pairs(config)):
         for name, s in zip(SIDES, p.sides, strict=True):
-            if s.format in config["formats"]:
+            if s.fastest:
+                _fastest_side(config, f"compare.pairs[{i}]", p, name, s)
+            elif s.format in config["formats"]:
                 key = f"compare.pairs[{i}].{name}_reader" if s.named else "compare.readers"
                 _reader_exists(key, adapter(config, s.format), s.reader,
                                f" (the {p.label!r} pair's {s.format})")
+        strange = [n for n in p.selections if n not in config["measure"]["selections"]]
+        if strange:
+            raise ConfigError(f"compare.pairs[{i}].selections",
+                              f"{strange[0]!r} is not among measure.selections")
     _pair_slugs(config)
+
+
+def _fastest_side(config: dict, key: str, pair: Pair, name: str, side: Side) -> None:
+    """A "fastest" side's candidate formats are formats of its kind, and on every sample and
+    cluster size the pairing is timed at, at least one of them is read-measured (its measure
+    record is what the choice is made from: analysis.measure.fastest)."""
+    for fmt in side.formats:
+        if fmt not in config["formats"]:
+            raise ConfigError(f"{key}.{name}_formats", f"no format {fmt!r} in formats")
+        _side_kind(config, key, {name: side.variant, f"{name}_format": fmt}, name)
+    for sample in compare_samples(config):
+        if pair.read_on(sample):
+            for n in sample_cluster_sizes(config, sample):
+                if pair.read_at(config, n):
+                    fastest_candidates(config, side, sample, n)
 
 
 def _pair_slugs(config: dict) -> None:
@@ -440,7 +464,72 @@ def _side_kind(config: dict, key: str, pair: dict, side: str) -> None:
 
 
 def _reader_exists(key: str, adapter_name: str, reader: str, where: str = "") -> None:
+    if problem := reader_problem(adapter_name, reader, where):
+        raise ConfigError(key, problem)
+
+
+# --- rules the command line shares with the config -----------------------------------------
+# Each returns what is wrong (None: nothing), in the words the config's check uses; the config's
+# check names its key with it, the CLI its option (analysis.cli.arguments).
+
+def rule_problem(value: object, rule: dict) -> str | None:
+    """What the JSON-schema ``rule`` (``{"minimum": 1}``, a node of the config schema) says of
+    ``value``, in the schema validator's words (``0 is less than the minimum of 1``), as
+    :func:`analysis.plan.config.validate` states them; a number that is not finite is refused
+    as the config's numbers are (NaN passes every bound)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    validator = config_schema.validator_class(rule)(rule)
+    err = next(iter(validator.iter_errors(value)), None)
+    if err is None:
+        return None
+    # a oneOf: what is wrong in the alternative of the value's own type (as validate does)
+    err = next((e for e in err.context if e.validator not in ("type", "const")), err)
+    return err.message
+
+
+@cache
+def _schema_rule(key: str) -> dict:
+    node = config_schema.load()
+    for part in key.split("."):
+        items = part.endswith("[]")
+        part = part.removesuffix("[]")
+        node = node["additionalProperties"] if part == "*" else node["properties"][part]
+        if items:
+            node = node["items"]
+    return node
+
+
+def schema_problem(key: str, value: object) -> str | None:
+    """:func:`rule_problem` with the config schema's rule of ``key``, dotted (``*``: any name,
+    ``[]``: a list's items: ``samples.*.n_events``, ``cluster_sizes[]``): the rule of a
+    command-line option that sets what that key sets (``--timeout`` as
+    ``measure.timeout_s``)."""
+    return rule_problem(value, _schema_rule(key))
+
+
+def cluster_size_problem(n: int, events: int | None = None, sample: str = "") -> str | None:
+    """A cluster size within the schema's bounds, and none above the ``events`` of ``sample``
+    (None: not known yet): a larger one makes a file identical to the one-cluster file,
+    labelled with a cluster size it does not have."""
+    if problem := schema_problem("cluster_sizes[]", n):
+        return problem
+    if events is not None and n > events:
+        return (f"{n} is above the {events} events of sample {sample!r} (its files would hold "
+                f"one cluster of {events}, not {n})")
+    return None
+
+
+def process_problem(name: str) -> str | None:
+    """A generated sample's physics process is one of :data:`PROCESSES`."""
+    if name not in PROCESSES:
+        return f"unknown process {name!r}; known: {sorted(PROCESSES)}"
+    return None
+
+
+def reader_problem(adapter_name: str, reader: str, where: str = "") -> str | None:
+    """A reader the format adapter ``adapter_name`` has."""
     known = formats.get(adapter_name).readers
     if reader not in known:
-        raise ConfigError(key, f"no reader {reader!r} for {adapter_name}{where}; known: "
-                               f"{sorted(known)}")
+        return f"no reader {reader!r} for {adapter_name}{where}; known: {sorted(known)}"
+    return None

@@ -94,12 +94,16 @@ def _branches(config: Mapping, sample: str, name: str) -> list[str]:
     return list(schema.names) if resolved == select.ALL else list(resolved or [])
 
 
-def _side(config: Mapping, f: study.FileSpec, side: study.Side) -> PairSide:
+def _side(config: Mapping, f: study.FileSpec, side: study.Side,
+          candidates: tuple[study.FileSpec, ...] = ()) -> PairSide:
+    from analysis.measure.fastest import Candidate
     from analysis.measure.pairs import PairSide
 
     results = config["results"]
     return PairSide(paths.written(results, f), f.format, f.adapter, f.variant, side.reader,
-                    paths.size(results, f))
+                    paths.size(results, f),
+                    candidates=tuple(Candidate(paths.measurement(results, c),
+                                               paths.size(results, c)) for c in candidates))
 
 
 def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
@@ -111,8 +115,9 @@ def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
     s = study.pair_settings(c, job)
     return PairSpec(
         label=job.pair.label, source=paths.source(c["results"], job.sample),
-        cluster_size=job.cluster_size, ttree=_side(c, job.ttree, job.pair.ttree),
-        parquet=_side(c, job.parquet, job.pair.parquet),
+        cluster_size=job.cluster_size,
+        ttree=_side(c, job.ttree, job.pair.ttree, job.candidates_of("ttree")),
+        parquet=_side(c, job.parquet, job.pair.parquet, job.candidates_of("parquet")),
         selections={job.selection: _branches(c, job.sample, job.selection)},
         threads=study.pair_threads(c, job.pair), rounds=s["rounds"], precision=s["precision"],
         budget_s=s["budget_s"], min_repetitions=s["min_repetitions"],
@@ -131,10 +136,12 @@ def pair_arguments(spec: PairSpec) -> str:
                   (f"--{name}-reader", side.reader)]
         if side.size_record:
             words.append((f"--{name}-size-record", side.size_record))
+        words += [(f"--{name}-candidate", c.reads, c.size_record) for c in side.candidates]
     words += [("--selection", f"{n}={select.to_cli(b)}") for n, b in spec.selections.items()]
     words += [("--rounds", spec.rounds), ("--repetitions", spec.max_repetitions),
               ("--min-repetitions", spec.min_repetitions), ("--precision", spec.precision),
               ("--budget-s", spec.budget_s), ("--max-load", spec.max_load),
               ("--file-events", spec.file_events), ("--threads", spec.threads),
               ("--timeout", spec.timeout)]
-    return " ".join(f"{flag} {shlex.quote(str(value))}" for flag, value in words)
+    return " ".join(" ".join([flag, *(shlex.quote(str(v)) for v in values)])
+                    for flag, *values in words)

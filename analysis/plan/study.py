@@ -63,10 +63,23 @@ class Side(NamedTuple):
     #: is then part of the pairing's identity (:func:`pair_slug`), since the same files are
     #: paired by other readers too
     named: bool = False
+    #: the other formats a "fastest" side (reader ``formats.FASTEST``) may be read from, beside
+    #: ``format`` (``compare.pairs[].ttree_formats``), at ``variant``
+    candidates: tuple[str, ...] = ()
 
     @property
     def slug(self) -> str:
         return f"{self.format}-{self.variant}" + (f".{self.reader}" if self.named else "")
+
+    @property
+    def fastest(self) -> bool:
+        """Whether this side's reader is chosen by the run (analysis.measure.fastest)."""
+        return self.reader == formats.FASTEST
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        """The formats this side may be read from: its own, then its other candidates."""
+        return tuple(dict.fromkeys((self.format, *self.candidates)))
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,9 @@ class Pair:
     #: the samples this pairing is read on (``compare.pairs[].samples``); empty: every one of
     #: ``compare.samples``
     samples: tuple[str, ...] = ()
+    #: the selections this pairing is read for (``compare.pairs[].selections``); empty: every
+    #: one of ``measure.selections``
+    selections: tuple[str, ...] = ()
 
     def read_at(self, config: dict, n: int) -> bool:
         """Whether this pairing is timed at cluster size ``n``."""
@@ -93,6 +109,10 @@ class Pair:
     def read_on(self, sample: str) -> bool:
         """Whether this pairing is timed on ``sample`` (one of ``compare.samples``)."""
         return not self.samples or sample in self.samples
+
+    def read_for(self, selection: str) -> bool:
+        """Whether this pairing is timed for ``selection``."""
+        return not self.selections or selection in self.selections
 
     @property
     def sides(self) -> tuple[Side, Side]:
@@ -182,7 +202,7 @@ def _paired_sides(config: dict, sample: str) -> set[tuple[str, str]]:
     pairs = compare_pairs(config)
     mine = [p for p in pairs if p.read_on(sample) and any(
         p.read_at(config, n) for n in sample_cluster_sizes(config, sample))]
-    return {(s.format, s.variant) for p in (mine or pairs) for s in p.sides}
+    return {(f, s.variant) for p in (mine or pairs) for s in p.sides for f in s.formats}
 
 
 def compare_reader(config: dict, fmt: str, side: str) -> str:
@@ -234,11 +254,13 @@ def compare_pairs(config: dict) -> list[Pair]:
     def side(p: dict, name: str) -> Side:
         fmt = p.get(f"{name}_format", name)
         named = p.get(f"{name}_reader")
-        return Side(fmt, p[name], named or compare_reader(config, fmt, name), bool(named))
+        return Side(fmt, p[name], named or compare_reader(config, fmt, name), bool(named),
+                    tuple(p.get(f"{name}_formats") or ()))
 
     return [Pair(p.get("label") or f"{p['ttree']} vs {p['parquet']}",
                  side(p, "ttree"), side(p, "parquet"), tuple(p.get("cluster_sizes") or ()),
-                 p.get("threads"), tuple(p.get("samples") or ()))
+                 p.get("threads"), tuple(p.get("samples") or ()),
+                 tuple(p.get("selections") or ()))
             for p in given]
 
 
@@ -337,6 +359,18 @@ class PairJob:
     selection: str
     ttree: FileSpec
     parquet: FileSpec
+    #: per side, the read-measured files a "fastest" side is chosen from ((side, files), ...;
+    #: none for a side whose reader the pairing fixes): a tuple, so that a job stays hashable
+    candidates: tuple[tuple[str, tuple[FileSpec, ...]], ...] = ()
+
+    def candidates_of(self, side: str) -> tuple[FileSpec, ...]:
+        """The files side ``side`` (of :data:`SIDES`) is chosen from (empty: none)."""
+        return dict(self.candidates).get(side, ())
+
+    @property
+    def candidate_files(self) -> list[FileSpec]:
+        """Every candidate file of both sides (the pair job's extra inputs)."""
+        return [f for _, files in self.candidates for f in files]
 
     @property
     def wildcards(self) -> dict[str, str]:
@@ -348,7 +382,24 @@ class PairJob:
 def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str) -> PairJob:
     t, p = pair.sides
     return PairJob(pair, sample, n, selection, spec(config, sample, t.format, t.variant, n),
-                   spec(config, sample, p.format, p.variant, n))
+                   spec(config, sample, p.format, p.variant, n),
+                   tuple((name, fastest_candidates(config, side, sample, n))
+                         for name, side in zip(SIDES, pair.sides, strict=True) if side.fastest))
+
+
+def fastest_candidates(config: dict, side: Side, sample: str, n: int) -> tuple[FileSpec, ...]:
+    """The files of ``sample`` at cluster size ``n`` a "fastest" ``side`` is chosen from: each
+    of its formats at its variant that the measure sub-grid times (its measure record gives
+    every reader's time); a ConfigError where there is none (check_config says it first)."""
+    measured = read_plan(config)
+    found = tuple(f for fmt in side.formats if fmt in config["formats"]
+                  if (f := spec(config, sample, fmt, side.variant, n)) in measured)
+    if not found:
+        raise ConfigError("compare.pairs", f"a 'fastest' side ({', '.join(side.formats)} "
+                          f"{side.variant}) on sample {sample!r} at {n}: no such file is "
+                          "read-measured (measure.samples, measure.cluster_sizes, "
+                          "measure.variants)")
+    return found
 
 
 def pair_plan(config: dict) -> list[PairJob]:
@@ -359,7 +410,7 @@ def pair_plan(config: dict) -> list[PairJob]:
             for sample in compare_samples(config)
             for n in sample_cluster_sizes(config, sample)
             for pair in compare_pairs(config) if pair.read_at(config, n) and pair.read_on(sample)
-            for selection in config["measure"]["selections"]]
+            for selection in config["measure"]["selections"] if pair.read_for(selection)]
 
 
 def pair_job_of(config: dict, wildcards: Mapping[str, str]) -> PairJob:
@@ -400,6 +451,8 @@ def proof_plan(config: dict) -> dict[FileSpec, list[str]]:
     plan = {f: list(r) for f, r in read_plan(config).items()}
     for job in pair_plan(config):
         for f, side in zip((job.ttree, job.parquet), job.pair.sides, strict=True):
+            if side.fastest:  # its candidates are read-measured: proven by every reader
+                continue
             chosen = plan.setdefault(f, [])
             if side.reader not in chosen:
                 chosen.append(side.reader)

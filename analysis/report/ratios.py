@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import paired
+from analysis import formats, paired
 from analysis.report.frames import BOUND_COLUMNS, all_verified, joined, with_whole_fraction
 from analysis.stats import (
     samples_interval,
@@ -144,6 +144,25 @@ def pool_of(pair: dict) -> str:
     return str(pair["parquet"].get("knobs", {}).get("memory_pool", ""))
 
 
+def _reader_facts(pair: dict | None, g: pd.DataFrame) -> dict:
+    """``compares``, ``modes`` and ``parquet_pool`` of one ratio row: the plan's, but for a
+    side whose reader the run chose (``formats.FASTEST``) the facts of the reader it chose,
+    which then also names the file it read (``pyarrow on parquet_tuned``)."""
+    if pair is None:
+        return dict.fromkeys(("compares", "modes", "parquet_pool"), "")
+    pair, named = dict(pair), {}
+    for s in paired.SIDES:
+        reader, fmt = _first(g, f"{s}_reader"), _first(g, f"{s}_format")
+        if pair[s].get("reader") != formats.FASTEST or not reader:
+            continue
+        r = formats.get(str(_first(g, f"{s}_adapter"))).readers.get(str(reader))
+        if r is not None:
+            pair[s] = {**pair[s], "kind": r.kind, "mode": r.mode, "knobs": dict(r.knobs)}
+        named[f"{s}_reader"] = f"fastest: {reader} on {fmt}"
+    return {"compares": compares_of(pair), "modes": modes_of(pair), "parquet_pool":
+            pool_of(pair), **named}
+
+
 def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> pd.DataFrame:
     """ROOT / Parquet ratios (:data:`RATIO_COLUMNS`) per pairing × quantity × selection × read
     × threads × cluster size: sizes from the size records, reads from the paired measurements'
@@ -157,12 +176,11 @@ def ratio_table(plan: dict, sizes: pd.DataFrame, pair_ratios: pd.DataFrame) -> p
     # the table it had (and the answer its gap)
     split = [c for c in (*CPU_COLUMNS, *SYS_SHARES) if c in df and df[c].notna().any()]
     columns = [*RATIO_COLUMNS, *split]
-    df = df.reindex(columns=[*RATIO_COLUMNS, *split, "sample", "ratio"])
+    chosen = [f"{s}_{k}" for s in paired.SIDES for k in ("adapter", "format")]
+    df = df.reindex(columns=[*RATIO_COLUMNS, *split, "sample", "ratio", *chosen])
     by_label = {p["label"]: p for p in plan["pairs"]}
     out = [{**dict(zip(RATIO_KEYS, key, strict=True)), **_over_samples(g),
-            **({"compares": compares_of(p), "modes": modes_of(p), "parquet_pool": pool_of(p)}
-               if (p := by_label.get(key[0])) else dict.fromkeys(("compares", "modes",
-                                                                  "parquet_pool"), ""))}
+            **_reader_facts(by_label.get(key[0]), g)}
            for key, g in df.groupby(RATIO_KEYS, sort=True)]
     return pd.DataFrame(out, columns=columns).astype(
         {"file_events": "Int64", "n_pairs": "Int64", "n_over": "Int64", "discarded": "Int64"})

@@ -140,13 +140,16 @@ def _parts_sections(rt: pd.DataFrame) -> list[Section]:
             "steady MB/s (compressed)": d.mb_per_s_steady_compressed.map(_num),
             "ns per value": d.ns_per_value.map(_num),
             **_bound_cells(d),
+            **_split_cells(d, "_mean"),
             "repetitions": d.repetitions,
             "throughput from": d.throughput_method + d.fit_poor.map(
                 lambda p: " (poor fit)" if p is True else "")})
         sections.append((f"Parts of a read, selection '{sel}', {mode} cache: median time with "
                          "its interval (95% unless a coverage is given; over samples: the mean "
                          "of each bound), time to the "
-                         f"first event (open + set-up), steady throughput; {BOUND_MEANING}",
+                         f"first event (open + set-up), steady throughput; {BOUND_MEANING}; "
+                         "the whole read's CPU: user (the reader's own work), system (the "
+                         "kernel's: page faults, allocation), waiting (neither)",
                          table))
     return sections
 
@@ -166,6 +169,18 @@ BOUND_MEANING = ("codec bound: the file's own compressed blocks of the selection
                  "and one reused; uncompressed: a copy); 'of bound': steady events/s over the "
                  "bound's; 'whole read': events/s over the whole read, open and set-up "
                  "included (every read has it, a one-cluster file's too)")
+
+
+#: The CPU split of a read, as headed: user (the reader's own work), system (the kernel's:
+#: page faults, allocation), waiting (neither: I/O, locks, scheduling).
+_SPLIT = {"user (s)": "user_s", "system (s)": "sys_s", "waiting (s)": "wait_s"}
+
+
+def _split_cells(d: pd.DataFrame, suffix: str = "") -> dict[str, pd.Series]:
+    """A read's CPU split (:data:`_SPLIT`, columns ``user_s`` + ``suffix`` ...); none for a
+    table from before the split."""
+    return {head: d[col + suffix].map(_num) for head, col in _SPLIT.items()
+            if col + suffix in d and d[col + suffix].notna().any()}
 
 
 def _bound_cells(d: pd.DataFrame) -> dict[str, pd.Series]:
@@ -340,13 +355,17 @@ def pair_sections(pairs: pd.DataFrame) -> list[Section]:
             "ns per value": d.ns_per_value.map(_num),
             **_bound_cells(d),
             "CPU (s)": d.cpu_s.map(_num),
+            # the CPU split (a record from before it: empty cells): user (the reader's own
+            # work), system (the kernel's: page faults, allocation), waiting (neither)
+            **_split_cells(d),
             "minor faults": d.minflt.map(lambda v: "" if pd.isna(v) else f"{v:.0f}"),
             "read's own peak (MB)": d.read_peak_mb.map(
                 lambda v: "" if pd.isna(v) else f"{v:.0f}")})
         if pairs.n_samples.max() > 1:
             table["samples"] = d.n_samples
         out.append((f"Selection '{sel}': each side's time (median over the pairs; "
-                    f"{INTERVALS_MEANING}), its parts (open, set-up, steady rate), CPU, minor "
+                    f"{INTERVALS_MEANING}), its parts (open, set-up, steady rate), CPU (user: "
+                    "the reader's own work; system: the kernel's; waiting: neither), minor "
                     "page faults and the read's own peak memory above its process's resident "
                     f"set; {READS_MEANING}; {BOUND_MEANING}", table.reset_index(drop=True)))
     return out

@@ -88,3 +88,34 @@ def test_the_headline_at_100000_is_paired_on_two_samples(name: str) -> None:
     assert ("columnar", "pyarrow", 2) in pairs
     labels = [p.label for p in study.compare_pairs(c)]
     assert len(labels) == len(set(labels))
+
+
+def test_a_fastest_side_is_chosen_from_the_measure_records_of_its_formats() -> None:
+    """A "fastest" side's pair job takes the read-measured files of its formats as inputs (their
+    measure records say which reader is quickest), proves nothing of its own, and its
+    arguments name every candidate; a selection list narrows its jobs."""
+    c = cfg.validate(_config({"ttree": "zstd-5", "ttree_reader": "fastest", "parquet": "zstd-3",
+                              "parquet_reader": "fastest", "parquet_formats": ["parquet_bss"],
+                              "label": "fastest", "selections": ["ten"]}))
+    jobs = [j for j in study.pair_plan(c) if j.pair.label == "fastest"]
+    assert {j.selection for j in jobs} == {"ten"}
+    job = jobs[0]
+    assert {f.format for f in job.candidates_of("parquet")} == {"parquet", "parquet_bss"}
+    assert [f.format for f in job.candidates_of("ttree")] == ["ttree"]
+    assert study.pair_job_of(c, job.wildcards) == job
+    args = commands.pair_arguments(commands.pair_spec(c, job))
+    assert args.count("--parquet-candidate ") == 2 and "--ttree-reader fastest" in args
+    assert "fastest" not in {r for rs in study.proof_plan(c).values() for r in rs}
+
+
+def test_a_fastest_side_without_measured_files_is_refused() -> None:
+    base = _config()
+    base["measure"]["samples"] = ["DYJetsToLL"]
+    base["compare"]["pairs"].append({"ttree": "zstd-5", "ttree_reader": "fastest",
+                                     "parquet": "zstd-3", "label": "fastest"})
+    with pytest.raises(ConfigError, match="no such file is read-measured") as err:
+        cfg.validate(base)
+    assert "TTJets" in str(err.value)
+    base["compare"]["pairs"][-1].update(samples=["DYJetsToLL"], ttree_formats=["parquet"])
+    with pytest.raises(ConfigError, match="the ttree side of a pairing"):
+        cfg.validate(base)

@@ -48,12 +48,13 @@ def test_plan_record_keeps_config_order_and_each_sides_reader(tmp_path: Path) ->
     (pair,) = plan["pairs"]
     # each side's reader, how it reads (kind), how it hands the data over (mode) and the
     # knobs it asks for (a memory pool)
+    # (and the other formats a "fastest" side may be read from: none here)
     assert pair["ttree"] == {"format": "ttree", "variant": "none", "reader": "uproot",
-                             "named": False, "kind": "columnar", "mode": "hand-over",
-                             "knobs": {}}
+                             "named": False, "candidates": [], "kind": "columnar",
+                             "mode": "hand-over", "knobs": {}}
     assert pair["parquet"] == {"format": "parquet", "variant": "none", "reader": "pyarrow",
-                               "named": False, "kind": "columnar", "mode": "hand-over",
-                               "knobs": {"memory_pool": "default"}}
+                               "named": False, "candidates": [], "kind": "columnar",
+                               "mode": "hand-over", "knobs": {"memory_pool": "default"}}
     assert plan["config"]["formats"]["ttree_b"]["label"] == "TTree B"
 
 

@@ -37,6 +37,11 @@ def real_file(tmp: Path, model: Path) -> Path:
     return out
 
 
+FASTEST_PAIRING = {"ttree": "zstd-5", "ttree_reader": "fastest", "parquet": "zstd-3",
+                   "parquet_reader": "fastest", "parquet_formats": ["parquet_bss"],
+                   "label": "zstd, fastest", "selections": ["ten"]}
+
+
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("study")
@@ -48,6 +53,9 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config["tabulate"] = {"mix_kinds": True}
     # the pairings timed as pairs on one sample at one size (test.yaml's brief pair settings)
     config["compare"].update(samples=["DYJetsToLL"], cluster_sizes=[1500])
+    # ... and each side read by the fastest reader the measure jobs found, over two Parquet
+    # formats (the Snakemake plumbing of a choice made from other jobs' records)
+    config["compare"]["pairs"].append(FASTEST_PAIRING)
     (tmp / "config.yaml").write_text(yaml.safe_dump(config))
     proc = run_snakemake(tmp, "--configfile", str(tmp / "config.yaml"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -99,8 +107,9 @@ def test_the_pairings_were_timed_as_pairs(study: Path) -> None:
     records = sorted((study / "pairs").rglob("*.json"))
     assert [str(p.relative_to(study / "pairs")) for p in records] == [
         f"DYJetsToLL/{pair}/c1500/{sel}.json"
-        for pair in ("ttree-none.vs.parquet-none", "ttree-zstd-5.vs.parquet-zstd-3")
-        for sel in ("all", "ten")]
+        for pair in ("ttree-none.vs.parquet-none", "ttree-zstd-5.fastest.vs.parquet-zstd-3.fastest",
+                     "ttree-zstd-5.vs.parquet-zstd-3")
+        for sel in ("all", "ten") if "fastest" not in pair or sel == "ten"]
     for p in records:
         doc = json.loads(p.read_text())
         assert doc["cluster_size"] == 1500 and doc["sample"] == "DYJetsToLL"
@@ -108,6 +117,28 @@ def test_the_pairings_were_timed_as_pairs(study: Path) -> None:
         assert len(sel["rounds"]) == 1
         assert {s: r["proven_by"] for s, r in sel["rounds"][0]["ready"].items()} == {
             "ttree": "convert", "parquet": "convert"}
+
+
+def test_a_fastest_side_reads_the_quickest_reader_the_measure_jobs_timed(study: Path) -> None:
+    """The choice comes from the measure records of the side's files (both Parquet formats
+    here), the pair record says what it was chosen from, and the ratio row names the reader and
+    the file it read."""
+    doc = json.loads(next((study / "pairs").rglob("*.fastest/c1500/ten.json")).read_text())
+    for side, variant, formats in (("ttree", "zstd-5", {"ttree"}),
+                                   ("parquet", "zstd-3", {"parquet", "parquet_bss"})):
+        considered = doc["sides"][side]["chosen"]["considered"]
+        assert {c["format"] for c in considered} == formats
+        best = min(considered, key=lambda c: c["median_s"])
+        assert (doc["sides"][side]["reader"], doc["sides"][side]["format"]) == \
+            (best["reader"], best["format"])
+        measured = {(f, r["reader"], r["median_s"]) for f in formats for r in json.loads(
+            (study / "measurements" / "DYJetsToLL" / f / variant / "c1500.json").read_text()
+        )["reads"] if r["mode"] == "warm" and r["selection"] == "ten"}
+        assert measured == {(c["format"], c["reader"], c["median_s"]) for c in considered}
+    ratios = pd.read_csv(study / "tables" / "ratios.csv", comment="#")
+    row = ratios[(ratios.pair == "zstd, fastest") & (ratios.quantity == "rate")].iloc[0]
+    assert row.parquet_reader == f"fastest: {doc['sides']['parquet']['reader']} on " \
+                                 f"{doc['sides']['parquet']['format']}"
 
 
 def test_every_batch_job_kept_its_benchmark_record(study: Path) -> None:

@@ -58,6 +58,13 @@ rule pair:
         parquet_size=lambda wc: paths.size(RESULTS, pair_job(wc).parquet),
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
+        # a "fastest" side's candidates: their measure records say which reader is quickest
+        # (analysis/measure/fastest.py), their size records prove the chosen file
+        candidates=lambda wc: [
+            path(RESULTS, f)
+            for f in pair_job(wc).candidate_files
+            for path in (paths.measurement, paths.size, paths.written)
+        ],
     output:
         paths.pair(RESULTS),
     log:

@@ -1,0 +1,86 @@
+"""A "fastest" pairing side (analysis.measure.fastest): its reader is the quickest the run's
+measure records timed on its candidate files, chosen before the pair's own reads, recorded
+with what it was chosen from; a candidate without the selection is named, never skipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SELECTION
+
+from analysis.errors import InputError, UsageError
+from analysis.measure.fastest import Candidate, choose
+from analysis.measure.pairs import PairSide, PairSpec, measure_pair
+from analysis.measure.timing import Stopping
+
+
+@pytest.fixture(scope="module")
+def measured(written, source, tmp_path_factory) -> dict[str, tuple[PairSide, Candidate]]:
+    """A TTree and a Parquet file, each with its size record (proofs) and a measure record of
+    two readers (the records ``fastest`` chooses from)."""
+    from analysis.measure.reads import measure_file
+    from analysis.measure.sizes import write_size_record
+
+    root = tmp_path_factory.mktemp("fastest")
+    out = {}
+    for fmt, variant, readers in (("ttree", "zstd-5", ["columnar", "uproot"]),
+                                  ("parquet", "zstd-3", ["pyarrow", "polars"])):
+        path = written(fmt, variant)
+        size = root / f"{fmt}.size.json"
+        write_size_record(path, fmt, fmt, variant, 250, source, size,
+                          proofs={r: {"ok": True, "error": None} for r in readers})
+        reads = root / f"{fmt}.reads.json"
+        measure_file(path, source, fmt, variant, 250, readers, {"ten": list(SELECTION)},
+                     ["warm"], Stopping(0.5, 1.0, 3, 3), 1, reads, 600.0,
+                     size_record=size)
+        out[fmt] = (PairSide(str(path), fmt, fmt, variant, "fastest", str(size),
+                             candidates=(Candidate(str(reads), str(size)),)),
+                    Candidate(str(reads), str(size)))
+    return out
+
+
+def _quickest(reads: str) -> str:
+    rows = json.loads(Path(reads).read_text())["reads"]
+    return min(rows, key=lambda r: r["median_s"])["reader"]
+
+
+def test_the_fastest_reader_of_the_measure_records_is_chosen(measured) -> None:
+    for _, cand in measured.values():
+        c = choose([cand], "ten", 1)
+        assert c.reader == _quickest(cand.reads)
+        assert {x["reader"] for x in c.considered} == \
+            {r["reader"] for r in json.loads(Path(cand.reads).read_text())["reads"]}
+        assert c.as_dict()["by"].startswith("whole warm read")
+
+
+def test_a_pair_with_fastest_sides_times_the_chosen_readers(measured, source,
+                                                             tmp_path) -> None:
+    spec = PairSpec("fastest", str(source), 250, measured["ttree"][0], measured["parquet"][0],
+                    {"ten": list(SELECTION)}, rounds=2, min_repetitions=3, max_repetitions=3,
+                    budget_s=2.0, max_load=1.0, timeout=600.0)
+    doc = measure_pair(spec, tmp_path / "p.json")
+    for s in ("ttree", "parquet"):
+        side = doc["sides"][s]
+        assert side["reader"] == _quickest(measured[s][1].reads)
+        assert side["chosen"]["considered"]  # what it was chosen from, in the record
+        assert side["candidates"][0]["reads"] == measured[s][1].reads
+    assert doc["summary"]  # tabulated as any pair
+
+
+def test_a_candidate_without_the_selection_is_named(measured) -> None:
+    _, cand = measured["parquet"]
+    with pytest.raises(InputError, match="no warm read of selection 'all'") as e:
+        choose([cand], "all", 1)
+    assert cand.reads in str(e.value)
+    with pytest.raises(InputError, match="at least one measured candidate"):
+        choose([], "ten", 1)
+
+
+def test_a_fastest_side_needs_one_selection(measured, source, tmp_path) -> None:
+    spec = PairSpec("fastest", str(source), 250, measured["ttree"][0], measured["parquet"][0],
+                    {"ten": list(SELECTION), "one": list(SELECTION)[:1]})
+    with pytest.raises(UsageError, match="exactly one selection"):
+        measure_pair(spec, tmp_path / "p.json")
+    assert not (tmp_path / "p.json").exists()
