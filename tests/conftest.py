@@ -86,3 +86,94 @@ def written(source: Path, tmp_path_factory: pytest.TempPathFactory):
         return cache[key]
 
     return write
+
+
+# --- `make check`: which tests are slow -------------------------------------------------------
+# `make check` runs `pytest -m "not slow"`: the tests that need no Snakemake run, no server
+# (SLURM, XRootD, toxiproxy), no child process with a cap to reach and no written files of every
+# format (ROOT's JIT), within minutes on 2 cores. `make test` runs every test. A test is slow
+# when its file marks it `@pytest.mark.slow` (a Snakemake run inside pytest) or when it falls
+# under a list below, marked at collection so that no test file needs editing. Each entry was
+# found by measuring (`pytest tests/<dir> -m "not slow" --durations=0`, one directory at a time)
+# and says why it is slow. A new slow module or fixture belongs in these lists.
+
+TESTS = Path(__file__).resolve().parent
+
+#: Directories under tests/ every test of which is slow.
+SLOW_DIRECTORIES = {
+    "workflow": "real Snakemake runs of a tiny study, locally and through a local SLURM",
+}
+
+#: Modules (paths under tests/) every test of which is slow.
+SLOW_MODULES = {
+    "test_faults.py": "each damaged file goes through a hepfmt command in a child process, "
+                      "for every format and kind of damage",
+    "measure/test_paired_reads.py": "pairs of live worker processes over rounds of fresh "
+                                    "processes, and a machine made busy on purpose",
+    "measure/test_fastest_side.py": "measure records of several readers, then pair jobs",
+    "measure/test_storage.py": "a real XRootD server, toxiproxy and throttled loop devices",
+    "measure/test_storage_release.py": "loop devices, mounts and servers of killed owners",
+    "measure/test_reproduce.py": "every job of a plan measured twice, in child processes",
+    "measure/test_fidelity_heldout.py": "validate-model on parts of the real nano_dy.root",
+    "measure/test_layers.py": "a real `perf record` attached to ROOT and pyarrow readers",
+    "measure/test_proof_order.py": "a reordered or changed file written and proven per format",
+    "measure/test_verify.py": "convert and its proofs per format, a full disk on a tmpfs",
+    "measure/test_digest.py": "convert, then measure on a changed file, as commands",
+    "measure/test_side_files.py": "hepfmt commands in child processes on hostile side files",
+    "measure/test_timelimit.py": "child processes killed at real time limits",
+    "measure/test_memcap.py": "child processes grown to a real memory cap",
+    "measure/test_bound.py": "every block of every codec's file decompressed",
+    "queries/test_workload.py": "a local Dask cluster, `hepfmt query` end to end and a "
+                                "Snakemake dry run",
+    "samples/test_inputs.py": "every kind of input made from the full nano_dy.root, imported "
+                              "and validated",
+    "samples/test_root_rntuple.py": "ROOT's RNTupleImporter on the full nano_dy.root",
+    "formats/test_root_writers.py": "TTree and RNTuple written by uproot, read back by every "
+                                    "reader (ROOT's JIT, uproot's RNTuple reader)",
+    "formats/test_scan.py": "every reader's timed scan of every format (ROOT's JIT)",
+    "report/test_figures.py": "every figure family drawn as PNG and PDF from a whole study",
+    "metastudy/test_metadata.py": "wide files in every format up to NanoAOD's width, decodes "
+                                  "timed in fresh processes",
+}
+
+#: Fixtures that make every test using them slow.
+SLOW_FIXTURES = {
+    "written": "files written through the format adapters (ROOT's writers and readers are "
+               "JIT-compiled), read back by every reader",
+}
+
+#: Parameter values that make a parametrized test slow.
+SLOW_PARAMETERS = {
+    "paper.yaml": "plans every job of the paper study",
+}
+
+#: Single tests, as "path::name" (every parameter) or "path::name[parameters]" (that one).
+SLOW_TESTS = {
+    "plan/test_cost.py::test_check_config_prints_the_paper_studys_cpu_hours":
+        "plans every job of the paper study",
+    "plan/test_pairs.py::test_every_shipped_pairing_fits_the_pair_rule":
+        "plans the pairings of every shipped config, the paper study's included",
+}
+
+
+def slow_because(item: pytest.Item) -> str | None:
+    """Why ``item`` is slow by the lists above, or None."""
+    path = Path(str(item.path)).resolve()
+    if not path.is_relative_to(TESTS):
+        return None
+    module = path.relative_to(TESTS).as_posix()
+    name = getattr(item, "originalname", item.name)
+    callspec = getattr(item, "callspec", None)
+    values = [v for v in callspec.params.values() if isinstance(v, str)] if callspec else []
+    return (SLOW_DIRECTORIES.get(module.split("/", 1)[0]) or SLOW_MODULES.get(module)
+            or next((SLOW_FIXTURES[f] for f in getattr(item, "fixturenames", ())
+                     if f in SLOW_FIXTURES), None)
+            or next((SLOW_PARAMETERS[v] for v in values if v in SLOW_PARAMETERS), None)
+            or SLOW_TESTS.get(f"{module}::{item.name}") or SLOW_TESTS.get(f"{module}::{name}"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if slow_because(item):
+            item.add_marker(pytest.mark.slow)
