@@ -32,7 +32,7 @@ report: "workflow/report/workflow.rst"
 from analysis.report import report_rst  # noqa: E402,F401
 
 # the study grid and every path of it
-from analysis.plan import calibration, paths, study  # noqa: E402
+from analysis.plan import calibration, paths, scratch, study  # noqa: E402
 
 RESULTS = config["results"]
 FILES = study.files(config)
@@ -42,6 +42,11 @@ PAIRS = study.pair_plan(config)  # the paired ROOT / Parquet measurements
 PROOF_PLAN = study.proof_plan(config)  # file -> the readers convert proves on it
 # the cost model fitted to this results directory's past jobs (their benchmark records)
 FITS = calibration.fit(config)
+KEEP_FILES = scratch.keep_files(config)  # else each written file goes after its reads
+GATES = scratch.gates(config)  # file group -> the release its conversions wait for
+GROUP_OUTPUTS = scratch.group_outputs(
+    config
+)  # file group -> the records made of its files
 
 
 onstart:
@@ -72,4 +77,5 @@ rule all:
         rules.tabulate.output,
         rules.answer.output,
         FIGURE_FILES,
+        scratch.releases(config),
     localrule: True

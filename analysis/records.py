@@ -40,6 +40,9 @@ from analysis.checksum import EMPTY
 from analysis.errors import InputError
 from analysis.stats import median_interval, parts_of
 
+#: The page-cache modes a read is timed in (a record's ``mode``): evicted first, or not.
+CACHE_MODES = ("cold", "warm")
+
 #: The most bytes a side file (a record, a sidecar, a model, a plan) may hold: hepfmt reads it
 #: whole into its own process, which no memory cap covers. The largest hepfmt writes are a few
 #: hundred kB (a read record of every reader; a sidecar of 20,000 branches: about 4 MB).

@@ -57,11 +57,17 @@ def cmd_check_config(a: argparse.Namespace) -> None:
         print(f"hepfmt check-config: warning: config key {key!r}: {why}", file=sys.stderr)
     fits = calibration.fit(c)
     est = resources.whole_study(c, fits)
+    quota = c.get("disk_quota_gb")
+    if quota is not None and est.disk_gb > quota:
+        raise ConfigError("disk_quota_gb", f"the planned peak disk ({est.disk_gb:,.1f} GB, "
+                          f"{est.disk_words}) is above the quota of {quota:,.1f} GB: set "
+                          "keep_files: false, or fewer file_groups_in_flight")
     print(f"{a.config}: valid; {len(c['samples'])} samples")
     print(est.describe())
     print(cost.basis(c))
     print(calibration.whole(c, fits).describe())
     print(calibration.describe(fits, c["results"]))
+    print(f"timing: {resources.placement_words(c)}")
     for w in resources.machine_warnings(est, c):
         print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
 

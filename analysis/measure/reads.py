@@ -59,11 +59,11 @@ from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
-from analysis.records import ReadRecord, ReadRow, SizeRecord, data_file
+from analysis.records import CACHE_MODES, ReadRecord, ReadRow, SizeRecord, data_file
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
-MODES = ("cold", "warm")
+MODES = CACHE_MODES
 ALL = "*"
 
 

@@ -37,6 +37,9 @@ MEASUREMENT = "{results}/measurements/" + STEM + ".json"
 #: on one sample at one cluster size, one selection.
 PAIR_STEM = "{sample}/{pair}/c{cluster}/{selection}"
 PAIR = "{results}/pairs/" + PAIR_STEM + ".json"
+#: A file group's release (analysis.plan.scratch): its files' records are all made, so its
+#: files may go; what the files of the study held on disk at that moment.
+RELEASE = "{results}/releases/{sample}/c{cluster}.json"
 RESOLVED_CONFIG = "{results}/config.yaml"
 PROVENANCE = "{results}/provenance.json"
 PLAN_RECORD = "{results}/plan.json"  # what the report needs of the plan (analysis.plan.record)
@@ -71,6 +74,7 @@ LOGS = {
     "convert": "convert/" + STEM + ".{ext}",
     "measure": "measure/" + STEM,
     "pair": "pairs/" + PAIR_STEM,
+    "release": "releases/{sample}/c{cluster}",
     "resolved_config": "resolved_config",
     "plan_record": "plan_record",
     "tabulate": "tabulate",
@@ -129,6 +133,11 @@ def pair(results: str, job: Wildcarded | None = None) -> str:
     """The record of a paired ROOT / Parquet measurement (a :class:`~analysis.plan.study.
     PairJob`)."""
     return fill(PAIR, results, _of(job))
+
+
+def release(results: str, group: Wildcarded | None = None) -> str:
+    """The release record of a file group (:class:`~analysis.plan.scratch.FileGroup`)."""
+    return fill(RELEASE, results, _of(group))
 
 
 def query(results: str, spec: Wildcarded | None = None) -> str:

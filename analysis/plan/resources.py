@@ -24,7 +24,7 @@ from pathlib import Path
 
 from analysis import formats
 from analysis.formats.base import DEFAULT_WRITE_MEMORY
-from analysis.plan import calibration, cost, study
+from analysis.plan import calibration, cost, scratch, study
 from analysis.plan.cost import IMPORTED_EVENTS, NANOAOD_BRANCHES, branch_count, sample_events
 
 __all__ = ["IMPORTED_EVENTS", "NANOAOD_BRANCHES", "branch_count", "sample_events"]  # re-exported
@@ -115,6 +115,34 @@ def tabulate(n_records: int, seconds: float | None = None) -> Estimate:
                      cost.tabulate_seconds(n_records) if seconds is None else seconds)
 
 
+#: The rules whose jobs time reads: a batch system must run them on one CPU model
+#: (:func:`timing_placement`).
+TIMING_RULES = ("measure", "pair")
+
+
+def timing_placement(rule: str, config: Mapping) -> dict[str, str]:
+    """The SLURM resources that pin a timing job to one partition or node feature
+    (``batch.timing_partition``, ``batch.timing_constraint``; the SLURM plugin's
+    ``slurm_partition`` and ``constraint``); none for other rules or where the config names
+    none."""
+    if rule not in TIMING_RULES:
+        return {}
+    b = config.get("batch") or {}
+    return {k: b[key] for k, key in (("slurm_partition", "timing_partition"),
+                                     ("constraint", "timing_constraint")) if b.get(key)}
+
+
+def placement_words(config: Mapping) -> str:
+    """What the plan says of where timing jobs run (check-config's ``timing:`` line)."""
+    pinned = timing_placement("measure", config)
+    if not pinned:
+        return ("timing jobs (measure, pair): on any node the batch system picks; on a cluster "
+                "of several CPU models set batch.timing_partition or batch.timing_constraint "
+                "(the tables never pool two models: each is tabulated apart)")
+    return "timing jobs (measure, pair) pinned to " + ", ".join(
+        f"{k} {v!r}" for k, v in pinned.items())
+
+
 def measure_threads(cores: int | None, reader_threads: int) -> int:
     """Cores for one measurement job: all of Snakemake's cores when it runs jobs on this machine
     (no other job may disturb a timing), the readers' own threads on a cluster (``cores`` is
@@ -160,9 +188,10 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
 
 @dataclass(frozen=True)
 class StudyEstimate:
-    """What a whole study (target ``all``) needs, from its jobs' estimates: disk is an upper
-    bound (every file as large as an uncompressed TTree), memory the largest job's request,
-    CPU the single-core time of every job without headroom."""
+    """What a whole study (target ``all``) needs, from its jobs' estimates: disk is the planned
+    peak (:func:`scratch.peak_gb`: every file where files are kept, else the sources and the
+    file groups in flight), each file as large as an uncompressed TTree (an upper bound), memory
+    the largest job's request, CPU the single-core time of every job without headroom."""
 
     events: int  # over all samples (an imported one counted as IMPORTED_EVENTS)
     files: int  # written
@@ -171,11 +200,16 @@ class StudyEstimate:
     mem_peak_mb: int
     cpu_hours: float
     pair_jobs: int = 0  # paired ROOT / Parquet measurements
+    keep_files: bool = True  # written files stay after their reads (scratch.keep_files)
+
+    @property
+    def disk_words(self) -> str:
+        return "written files kept" if self.keep_files else "each file deleted after its reads"
 
     def describe(self) -> str:
         return (f"estimate: {self.events:,} events, {self.files} files to write "
                 f"({self.measurements} read-measured), {self.pair_jobs} pair jobs, "
-                f"disk up to {self.disk_gb:,.1f} GB, "
+                f"disk peak up to {self.disk_gb:,.1f} GB ({self.disk_words}), "
                 f"memory peak {self.mem_peak_mb / 1000:,.1f} GB (largest job), "
                 f"CPU {self.cpu_hours:,.1f} core-hours")
 
@@ -194,12 +228,17 @@ def whole_study(config: Mapping, fits: Mapping[str, calibration.Fit] | None = No
     jobs += [("pair", j.wildcards) for j in pairs]
     jobs += [("tabulate", {})]
     estimates = [for_job(rule, config, wc, plan, proofs, fits) for rule, wc in jobs]
+    n = len(config["samples"])
     return StudyEstimate(
         events=sum(sample_events(config, s) for s in config["samples"]),
         files=len(files), measurements=len(plan),
-        disk_gb=sum(e.output_mb for e in estimates) / 1e3,
+        disk_gb=scratch.peak_gb(
+            config, {f: e.output_mb for f, e in zip(files, estimates[n:n + len(files)],
+                                                    strict=True)},
+            {s: e.output_mb for s, e in zip(config["samples"], estimates[:n], strict=True)}),
         mem_peak_mb=max(e.mem_mb for e in estimates),
-        cpu_hours=sum(e.cpu_s for e in estimates) / 3600, pair_jobs=len(pairs))
+        cpu_hours=sum(e.cpu_s for e in estimates) / 3600, pair_jobs=len(pairs),
+        keep_files=scratch.keep_files(config))
 
 
 #: Past this many hours of wall time on this machine's cores, a study deserves a second look.

@@ -18,10 +18,9 @@ from analysis import formats
 from analysis.codec import Variant
 from analysis.defaults import default
 from analysis.errors import ConfigError
+from analysis.paired import SIDES
 from analysis.plan import paths
 
-#: The pairings' two sides, in the config's names (``compare.pairs[].ttree`` / ``.parquet``).
-SIDES = ("ttree", "parquet")
 #: The reader that stands for each side in the ratios, unless ``compare.readers`` names one.
 COMPARE_READERS = {"ttree": "rdf", "parquet": "pyarrow"}
 

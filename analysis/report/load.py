@@ -45,7 +45,7 @@ def load_reads(paths: Iterable[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame,
     reads, reps, provs = [], [], []
     for p in paths:
         doc = ReadRecord.load(p)
-        base = doc.identity()
+        base = {**doc.identity(), "cpu": cpus_of([doc.provenance])[0]}
         for row in doc.rows(p):
             figures = dataclasses.asdict(row)
             del figures["repetitions"]
@@ -91,11 +91,12 @@ def _pair_rows(doc: dict, file_events: int) -> tuple[list[dict], list[dict]]:
 
 
 def _once(seen: dict[tuple, str | Path], key: tuple, path: str | Path) -> None:
-    """Refuse a pairing × sample × cluster size × threads × selection measured twice: two
-    measurements of one sample would be averaged as two samples."""
+    """Refuse a pairing × sample × cluster size × threads × selection measured twice on one
+    CPU model: two measurements of one sample would be averaged as two samples (on two models
+    they are tabulated apart: analysis.report.tables ``_per_cpu``)."""
     if key in seen:
         raise InputError(path, "pair {!r}, sample {!r}, cluster size {}, {} threads, selection "
-                               "{!r} is also measured in {}".format(*key, seen[key]))
+                               "{!r}, CPU {!r} is also measured in {}".format(*key, seen[key]))
     seen[key] = path
 
 
@@ -111,7 +112,7 @@ def load_pairs(paths: Iterable[str | Path],
             r, s = _pair_rows(doc, file_events)
             for sel in doc["selections"]:
                 _once(seen, (doc["pair"], doc["sample"], doc["cluster_size"], doc["threads"],
-                             sel["selection"]), p)
+                             sel["selection"], cpus_of([doc["provenance"]])[0]), p)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(p, f"not a complete paired measurement ({exc!r})") from exc
         ratios += r

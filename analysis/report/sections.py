@@ -384,6 +384,24 @@ def per_kind(make: Callable[..., list[Section]], *tables: pd.DataFrame) -> list[
     return out
 
 
+def per_cpu(make: Callable[..., list[Section]], *tables: pd.DataFrame) -> list[Section]:
+    """``make``'s sections once per CPU model, each heading naming it, where the first table's
+    timed rows come from more than one (analysis.report.tables ``_per_cpu``: never pooled);
+    rows of no one CPU (a size ratio's) go with every part. Else ``make``'s sections."""
+    first = tables[0]
+    timed = first[first.get("quantity", pd.Series("", index=first.index)) != "size"] \
+        if "cpu" in first else first
+    cpus = list(timed.cpu.dropna().unique()) if "cpu" in timed else []
+    if len(cpus) < 2:
+        return make(*tables)
+    out: list[Section] = []
+    for cpu in cpus:
+        mine = [t[(t.cpu == cpu) | (t.get("quantity", pd.Series("", index=t.index)) == "size")]
+                if "cpu" in t else t for t in tables]
+        out += [(f"Measured on {cpu}: {heading}", body) for heading, body in make(*mine)]
+    return out
+
+
 def _sample_name(sample: str, kind: str) -> str:
     return f"{sample} (real)" if kind == "real" else sample
 

@@ -72,7 +72,7 @@ from analysis.report.frames import (
 )
 from analysis.report.grid import widest_read_cluster_size
 from analysis.report.load import load_pairs, load_reads, load_sizes
-from analysis.report.ratios import pair_table, ratio_table
+from analysis.report.ratios import RATIO_KEYS, pair_table, ratio_table
 from analysis.report.steady import resolved_reads
 from analysis.report.table_names import (
     FORMATS,
@@ -213,13 +213,47 @@ def sample_table(sizes: pd.DataFrame) -> pd.DataFrame:
 
 def _summaries(plan: dict, sizes: pd.DataFrame, reads: pd.DataFrame, pair_ratios: pd.DataFrame,
                pair_sides: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The tables that average over samples."""
+    """The tables that average over samples: the timed ones once per CPU model
+    (:func:`_per_cpu`), sizes (the same bytes on every CPU) over all."""
     st = size_table(sizes)
     reads = resolved_reads(reads)  # once, within the samples averaged together
+    parts = [_timed(plan, sizes, st, *rows) for rows in _per_cpu(reads, pair_ratios,
+                                                                  pair_sides)]
+    timed = {name: pd.concat([p[name] for p in parts if not p[name].empty] or [parts[0][name]],
+                             ignore_index=True) for name in parts[0]}
+    if len(parts) > 1:  # every part's ratios hold the same size rows: once
+        r = timed[RATIOS]
+        timed[RATIOS] = r[~((r.quantity == "size") & r.duplicated(RATIO_KEYS))]
+    return {SIZE: st, GROUPS: group_table(sizes), **timed}
+
+
+def _timed(plan: dict, sizes: pd.DataFrame, st: pd.DataFrame, reads: pd.DataFrame,
+           pair_ratios: pd.DataFrame, pair_sides: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The tables of timed reads, of one CPU model's measurements (each row names it)."""
+    cpu = _one_cpu(reads, pair_ratios, pair_sides)
     rt = read_table(reads) if not reads.empty else pd.DataFrame()
-    return {SIZE: st, GROUPS: group_table(sizes), READS: rt,
-            RATIOS: ratio_table(plan, sizes, pair_ratios), PAIRS: pair_table(pair_sides),
-            FORMATS: format_table(st, rt)}
+    if not rt.empty and cpu:
+        rt = rt.assign(cpu=cpu)
+    return {READS: rt, RATIOS: ratio_table(plan, sizes, pair_ratios),
+            PAIRS: pair_table(pair_sides), FORMATS: format_table(st, rt)}
+
+
+def _one_cpu(*frames: pd.DataFrame) -> str:
+    cpus = {c for d in frames if not d.empty and "cpu" in d for c in d.cpu.dropna()}
+    return cpus.pop() if len(cpus) == 1 else ""
+
+
+def _per_cpu(*frames: pd.DataFrame) -> list[tuple[pd.DataFrame, ...]]:
+    """The timed rows (reads, pair ratios, pair sides) split by the CPU model they were measured
+    on: a ratio or an interval over samples is never taken over two CPU models (event-loop
+    ratios differ between CPU models far beyond their intervals), so a directory holding two is
+    tabulated once per model, each row naming its own. One model (or none recorded): as
+    they are."""
+    cpus = sorted({c for d in frames if not d.empty and "cpu" in d for c in d.cpu.dropna()})
+    if len(cpus) < 2:
+        return [frames]
+    return [tuple(d[d.cpu == c] if not d.empty and "cpu" in d else d for d in frames)
+            for c in cpus]
 
 
 def _of_kind(df: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -289,19 +323,22 @@ def tabulate(plan: dict, size_files: Iterable[str | Path], read_files: Iterable[
 
     size_cpus = cpus_of(size_provs)
     read_cpus = cpus_of(read_provs) or size_cpus
+    def timed(make, *tables):  # each CPU model apart, each sample kind apart
+        return sections.per_cpu(lambda *ts: sections.per_kind(make, *ts), *tables)
+
     docs = (
         (SIZE, "Normalized size (file bytes / naive bytes)",
          sections.per_kind(sections.size_sections, t[SIZE], t[GROUPS]), size_cpus),
         (READS, "Read time (per sample: median of repetitions; mean ± std over samples)",
-         sections.per_kind(sections.read_sections, t[READS]), read_cpus),
-        (RATIOS, RATIOS_TITLE, sections.per_kind(sections.ratio_sections, t[RATIOS]),
+         timed(sections.read_sections, t[READS]), read_cpus),
+        (RATIOS, RATIOS_TITLE, timed(sections.ratio_sections, t[RATIOS]),
          cpus_of(size_provs + pair_provs)),
         (PAIRS, "Paired reads: each side of every ROOT / Parquet pairing, first read and "
                   "repeats apart",
-         sections.per_kind(sections.pair_sections, with_labels(plan, t[PAIRS])),
+         timed(sections.pair_sections, with_labels(plan, t[PAIRS])),
          cpus_of(pair_provs)),
         (FORMATS, "Formats side by side",
-         sections.per_kind(sections.format_sections, with_labels(plan, t[FORMATS])),
+         timed(sections.format_sections, with_labels(plan, t[FORMATS])),
          read_cpus),
         (SAMPLES, "Samples one by one (normalized size: file bytes / naive bytes)",
          sections.sample_sections(with_labels(plan, samples), plan_record.resolved(plan)),

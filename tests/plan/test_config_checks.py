@@ -274,8 +274,11 @@ def test_check_config_prints_the_estimate(capsys: pytest.CaptureFixture) -> None
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("test.yaml: valid; 2 samples")
     assert out[1].startswith("estimate: 3,000 events, 20 files to write (20 read-measured), "
-                             "0 pair jobs, disk up to ")
+                             "0 pair jobs, disk peak up to ")
+    assert "(written files kept)" in out[1]
     assert "memory peak" in out[1] and "core-hours" in out[1]
+    # where the timing jobs run (one CPU model per ratio)
+    assert any(line.startswith("timing: timing jobs (measure, pair)") for line in out)
 
 
 def test_check_config_refuses_in_one_line(tmp_path: Path) -> None:

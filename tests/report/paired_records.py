@@ -86,3 +86,20 @@ def plan(file_events: int, labels: tuple[str, str] = ("ttree", "parquet")) -> di
                                    "reader": "pyarrow"}}],
             "selections": [{"name": "all", "branches": "*"}], "threads": [1],
             "file_events": file_events, "config": {"results": "r"}}
+
+
+def size_records(tmp: Path, samples: Sequence[str], cluster: int, n_events: int,
+                 provenance: dict | None = None) -> list[Path]:
+    """Size records of an uncompressed TTree (1200 bytes) and Parquet file (1000) per sample,
+    as ``hepfmt convert`` writes them."""
+    out = []
+    for sample in samples:
+        for fmt, nbytes in (("ttree", 1200), ("parquet", 1000)):
+            p = tmp / f"size-{sample}-{fmt}.json"
+            p.write_text(json.dumps({"sample": sample, "process": "p", "format": fmt,
+                                     "variant": "none", "cluster_size": cluster,
+                                     "n_events": n_events, "provenance": provenance or PROV,
+                                     "file_bytes": nbytes, "naive_bytes": 1000.0,
+                                     "normalized_size": nbytes / 1000}))
+            out.append(p)
+    return out

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from paired_records import PROV as PAIR_PROV
-from paired_records import plan, record, write
+from paired_records import plan, record, size_records, write
 
 from analysis import paired
 from analysis.cli import main
@@ -48,17 +48,7 @@ def _plan() -> dict:
 
 
 def _sizes(tmp: Path, samples: list[str]) -> list[Path]:
-    out = []
-    for sample in samples:
-        for fmt, nbytes in (("ttree", 1200), ("parquet", 1000)):
-            p = tmp / f"size-{sample}-{fmt}.json"
-            p.write_text(json.dumps({"sample": sample, "process": "p", "format": fmt,
-                                     "variant": "none", "cluster_size": CLUSTER,
-                                     "n_events": N_EVENTS, "provenance": SIZE_PROV,
-                                     "file_bytes": nbytes, "naive_bytes": 1000.0,
-                                     "normalized_size": nbytes / 1000}))
-            out.append(p)
-    return out
+    return size_records(tmp, samples, CLUSTER, N_EVENTS, SIZE_PROV)
 
 
 def _tabulate(tmp: Path, docs: list[dict]) -> Path:

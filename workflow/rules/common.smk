@@ -66,6 +66,8 @@ def job_resources(rule):
         "runtime": field("runtime"),
         "htcondor_request_mem_mb": field("mem_mb"),
         "htcondor_request_disk_mb": field("disk_mb"),
+        # a timing job on the partition / node feature the config pins them to (one CPU model)
+        **batch.timing_placement(rule, config),
     }
 
 

@@ -9,8 +9,12 @@ rule convert:
     input:
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
+        # without keep_files: the release of the file group this one's writing waits for, so
+        # that at most file_groups_in_flight groups hold files at once (analysis/plan/scratch.py)
+        gate=lambda wc: GATES[scratch.FileGroup(wc.sample, int(wc.cluster))],
     output:
-        data=paths.written(RESULTS),
+        # without keep_files, deleted by Snakemake after its last reader
+        data=paths.written(RESULTS) if KEEP_FILES else temp(paths.written(RESULTS)),
         size=paths.size(RESULTS),
     log:
         paths.log(RESULTS, "convert"),
@@ -35,3 +39,22 @@ rule convert:
         "hepfmt convert {input.arrow:q} --format {params.adapter:q} --name {wildcards.format:q} "
         "--variant {wildcards.variant:q} --cluster-size {wildcards.cluster} {params.options} "
         "{params.prove} -o {output.data:q} --size-output {output.size:q} > {log:q} 2>&1"
+
+
+# A file group's release (without keep_files): every record of its files is made, so the files
+# (temp outputs) are gone or going; records what written files held on disk at that moment.
+rule release:
+    input:
+        lambda wc: GROUP_OUTPUTS[scratch.FileGroup(wc.sample, int(wc.cluster))],
+    output:
+        paths.release(RESULTS),
+    wildcard_constraints:
+        sample=GRID_WILDCARDS["sample"],
+        cluster=GRID_WILDCARDS["cluster"],
+    localrule: True
+    run:
+        scratch.write_release(
+            RESULTS,
+            scratch.FileGroup(wildcards.sample, int(wildcards.cluster)),
+            output[0],
+        )

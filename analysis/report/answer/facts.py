@@ -153,7 +153,9 @@ def speed_rows(ratios: pd.DataFrame) -> pd.DataFrame:
     ROOT speed / Parquet speed (:mod:`analysis.report.direction`)."""
     r = ratios[ratios.quantity.isin(_PREFERRED) & ratios.ratio_mean.notna()].copy()
     r["rank"] = r.quantity.map({q: i for i, q in enumerate(_PREFERRED)})
-    r = r.sort_values("rank").drop_duplicates(["pair", "cluster_size", "selection", "read"])
+    # one per CPU model too: a results directory of two models states each (never pooled)
+    r = r.sort_values("rank").drop_duplicates(
+        ["pair", "cluster_size", "selection", "read", *(["cpu"] if "cpu" in r else [])])
     oriented = [direction.speed(x.quantity, x.ratio_mean, x.ratio_lo, x.ratio_hi)
                 for x in r.itertuples()]
     r["speed"], r["speed_lo"], r["speed_hi"] = zip(*oriented, strict=True) if oriented \

@@ -16,9 +16,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from analysis.records import CACHE_MODES
 from analysis.report.style import figure, figure_legend
 
-MODES = ("cold", "warm")
+MODES = CACHE_MODES
 MODE_COLORS = {"cold": "#3f90da", "warm": "#e76300"}
 UNVERIFIED = "hollow / hatched: cold eviction not verified, not a cold figure"
 

@@ -13,10 +13,8 @@ import pandas as pd
 
 from analysis.codec import Variant
 from analysis.report import plan_record
+from analysis.report.frames import KINDS
 from analysis.report.style import LINESTYLES, MARKERS, PALETTE
-
-#: Sample kinds in the order the tables list them (``frames.KINDS``).
-KINDS = ("real", "synthetic")
 
 
 def sample_kinds(df: pd.DataFrame) -> list[str]:
