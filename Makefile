@@ -8,9 +8,10 @@
 #   make test   create .venv and run the test suite (lint: ruff, the import contracts, snakefmt and
 #               snakemake --lint; the docs site's strict build; pytest);
 #               .ci/run calls exactly this
-#   make check  the fast inner loop while editing: ruff, the import contracts and the tests not
-#               marked slow (no Snakemake run, no service, no heavy ROOT fixture; tests/conftest.py
-#               says which are slow and why); within minutes, no substitute for make test
+#   make check  the fast inner loop while editing: make lint (ruff, import contracts, snakefmt,
+#               snakemake --lint) and the tests not marked slow (no Snakemake run, no service,
+#               no heavy ROOT fixture; tests/conftest.py says which are slow and why); within
+#               minutes, no substitute for make test
 #   make docs   the docs site (mkdocs.yml, docs/) into site/, --strict: a broken link or include fails
 # Services (tools/services.sh: SLURM for the tests, XRootD and toxiproxy for the storage
 # profiles; root and apt-get needed, else their tests skip) are set up only by the targets that
@@ -147,9 +148,7 @@ docs: $(STAMP)
 # their files or by tests/conftest.py: Snakemake runs, services, heavy ROOT fixtures). No
 # services, no docs build; `make test` still runs everything.
 .PHONY: check
-check: $(STAMP) $(QUIET_CONDOR)
-	$(BIN)/ruff check .
-	$(BIN)/lint-imports
+check: lint
 	$(RUN) $(BIN)/python -m pytest -m "not slow" -q
 
 # A SLURM installed here must run, not skip (HEPFMT_REQUIRE_SLURM).

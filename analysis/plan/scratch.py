@@ -98,6 +98,14 @@ def write_release(results: str | Path, group: FileGroup, out: str | Path) -> dic
     return doc
 
 
+def release_job(results: str | Path, wildcards: Mapping[str, str], out: str | Path,
+                log: str | Path) -> None:
+    """The ``release`` rule's job: its group's release record, and what it says in the log."""
+    doc = write_release(results, FileGroup(wildcards["sample"], int(wildcards["cluster"])), out)
+    Path(log).write_text(f"released {doc['sample']} c{doc['cluster_size']}: written files "
+                         f"held {doc['files_bytes_held']} bytes\n")
+
+
 def peak_gb(config: Mapping, file_mb: Mapping[study.FileSpec, float],
             source_mb: Mapping[str, float]) -> float:
     """The planned peak disk: every source and every file where files are kept; else the

@@ -48,13 +48,11 @@ rule release:
         lambda wc: GROUP_OUTPUTS[scratch.FileGroup(wc.sample, int(wc.cluster))],
     output:
         paths.release(RESULTS),
+    log:
+        paths.log(RESULTS, "release"),
     wildcard_constraints:
         sample=GRID_WILDCARDS["sample"],
         cluster=GRID_WILDCARDS["cluster"],
     localrule: True
     run:
-        scratch.write_release(
-            RESULTS,
-            scratch.FileGroup(wildcards.sample, int(wildcards.cluster)),
-            output[0],
-        )
+        scratch.release_job(RESULTS, wildcards, output[0], log[0])
