@@ -378,19 +378,23 @@ class PairJob:
                 "cluster": str(self.cluster_size), "selection": self.selection}
 
 
-def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str) -> PairJob:
+def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str,
+              measured: Mapping[FileSpec, list[str]] | None = None) -> PairJob:
     t, p = pair.sides
     return PairJob(pair, sample, n, selection, spec(config, sample, t.format, t.variant, n),
                    spec(config, sample, p.format, p.variant, n),
-                   tuple((name, fastest_candidates(config, side, sample, n))
+                   tuple((name, fastest_candidates(config, side, sample, n, measured))
                          for name, side in zip(SIDES, pair.sides, strict=True) if side.fastest))
 
 
-def fastest_candidates(config: dict, side: Side, sample: str, n: int) -> tuple[FileSpec, ...]:
+def fastest_candidates(config: dict, side: Side, sample: str, n: int,
+                       measured: Mapping[FileSpec, list[str]] | None = None
+                       ) -> tuple[FileSpec, ...]:
     """The files of ``sample`` at cluster size ``n`` a "fastest" ``side`` is chosen from: each
     of its formats at its variant that the measure sub-grid times (its measure record gives
-    every reader's time); a ConfigError where there is none (check_config says it first)."""
-    measured = read_plan(config)
+    every reader's time; ``measured``: :func:`read_plan`, computed once by a caller that plans
+    many jobs); a ConfigError where there is none (check_config says it first)."""
+    measured = read_plan(config) if measured is None else measured
     found = tuple(f for fmt in side.formats if fmt in config["formats"]
                   if (f := spec(config, sample, fmt, side.variant, n)) in measured)
     if not found:
@@ -405,7 +409,9 @@ def pair_plan(config: dict) -> list[PairJob]:
     """Every paired measurement: each pairing on each of ``compare.samples`` it is read on
     (:meth:`Pair.read_on`) at each of its cluster sizes (:meth:`Pair.read_at`) the sample is
     written at, once per selection of ``measure.selections``."""
-    return [_pair_job(config, pair, sample, n, selection)
+    fastest = any(s.fastest for p in compare_pairs(config) for s in p.sides)
+    measured = read_plan(config) if fastest else None  # once, not once per job
+    return [_pair_job(config, pair, sample, n, selection, measured)
             for sample in compare_samples(config)
             for n in sample_cluster_sizes(config, sample)
             for pair in compare_pairs(config) if pair.read_at(config, n) and pair.read_on(sample)
