@@ -12,21 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+from analysis.provenance import git_commit
+
 COLUMNS = {"median_s": "wall s", "user_s": "user s", "sys_s": "sys s", "wait_s": "waiting s"}
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True, check=False)
-    return out.stdout.strip() or "unknown"
 
 
 def rows(results: Path, cluster_size: int | None, selection: str) -> tuple[pd.DataFrame, str]:
@@ -60,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     df, cpus = rows(a.results, a.cluster_size, a.selection)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
     print(f"<!-- python tools/headline_split.py {' '.join(sys.argv[1:])} | {stamp} | commit "
-          f"{_commit()} | CPU: {cpus} -->")
+          f"{git_commit()} | CPU: {cpus} -->")
     if df.empty:
         print("No pair record at that cluster size and selection.")
         return 1

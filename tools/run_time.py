@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 
 
@@ -45,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path)
     ap.add_argument("--log", type=Path, help="the run's Snakemake log")
     a = ap.parse_args(argv)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=False).stdout.strip()
-    from analysis.provenance import machine
+    from analysis.provenance import git_commit, machine
+
+    commit = git_commit()
 
     print(f"# $ python tools/run_time.py {' '.join(sys.argv[1:])}; "
           f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}; commit {commit}; {machine()['cpu']}")
