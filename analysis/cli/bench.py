@@ -102,10 +102,6 @@ def cmd_bench_reproduce(a: argparse.Namespace) -> None:
     from analysis.plan import config as cfg
     from analysis.report.compare_runs import two_passes
 
-    if a.load < 0:
-        raise UsageError("--load", f"{a.load} is not a number of processes")
-    if a.pause_s < 0:
-        raise UsageError("--pause-s", f"{a.pause_s} is not a duration")
     c = cfg.load(a.config)
     plan = {job_name(j.sample, j.pair.label, j.cluster_size, j.selection): j
             for j in study.pair_plan(c)}

@@ -246,4 +246,7 @@ def test_the_command_measures_the_plans_jobs_after_make_run(sides, source, tmp_p
     assert not (tmp_path / "results" / "pairs").exists()  # the records went to scratch
     assert main(["bench", "reproduce", str(config), "--jobs", "nothing"]) == 2
     assert "--jobs" in capsys.readouterr().err
-    assert main(["bench", "reproduce", str(config), "--load", "-1"]) == 2
+    with pytest.raises(SystemExit) as refused:  # argparse's refusal: one line, status 2
+        main(["bench", "reproduce", str(config), "--load", "-1"])
+    assert refused.value.code == 2
+    assert "option --load: -1 is less than the minimum of 0" in capsys.readouterr().err
