@@ -189,6 +189,9 @@ def test_time_to_first_event_is_never_before_the_open() -> None:
 
 
 class _FakeWorker:
+    def hang_up(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
