@@ -117,6 +117,7 @@ reference:
 	for f in results/tables/*-provenance.json results/bench/*.txt; do \
 		if [ -f $$f ]; then cp $$f $$ref/; fi; done && \
 	cp results/figures/*/*.png $$ref/figures/ && \
+	if [ -d results/benchmarks ]; then cp -r results/benchmarks $$ref/; fi && \
 	if [ -d results/metadata/tables ]; then \
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
 			results/metadata/provenance.json $$ref/metadata/ && \
