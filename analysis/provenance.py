@@ -208,6 +208,13 @@ def git_commit() -> str:
         return "none"
 
 
+def stamp(command: str) -> str:
+    """The first line of a committed benchmark output: the command that made it, when, at
+    which commit, on which CPU (a number a document includes says where it comes from)."""
+    return (f"# $ {command}; {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}; commit {git_commit()}; "
+            f"{machine()['cpu']}")
+
+
 def collect(config: dict | None = None, data_path: str | Path = ".") -> dict:
     doc: dict[str, object] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

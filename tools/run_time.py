@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
@@ -43,12 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path)
     ap.add_argument("--log", type=Path, help="the run's Snakemake log")
     a = ap.parse_args(argv)
-    from analysis.provenance import git_commit, machine
+    from analysis.provenance import stamp
 
-    commit = git_commit()
-
-    print(f"# $ python tools/run_time.py {' '.join(sys.argv[1:])}; "
-          f"{datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}; commit {commit}; {machine()['cpu']}")
+    print(stamp(f"python tools/run_time.py {' '.join(sys.argv[1:])}"))
     if a.log and (w := wall(a.log)) is not None:
         print(f"Snakemake wall time (first to last job stamp of the log): {w / 60:.1f} min")
     print(f"{'rule':<12}{'jobs':>6}{'summed s':>12}")

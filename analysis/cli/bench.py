@@ -126,6 +126,29 @@ def cmd_bench_compare_runs(a: argparse.Namespace) -> None:
     print("\n".join(compare_runs(a.dir_a, a.dir_b)))
 
 
+def cmd_bench_cost_model(a: argparse.Namespace) -> None:
+    """The cost model checked against a run: a benchmark (its numbers are the machine's), so
+    it prints and asserts nothing; the closing check of issue 43's calibration."""
+    from analysis.atomic import atomic_path
+    from analysis.plan import calibration
+    from analysis.provenance import stamp
+
+    checks = calibration.check(calibration.run_config(a.run), a.run)
+    if not checks:
+        raise InputError(a.run, f"no rule has {calibration.MIN_JOBS} benchmark records under "
+                                "its benchmarks/: nothing to check the cost model against")
+    text = "\n".join([
+        stamp(f"hepfmt bench cost-model {a.run}"),
+        f"{a.run}: each rule's jobs, summed: what they took (Snakemake's benchmark records), "
+        "the shipped parts' estimate, and the estimate calibrated on the rule's other jobs "
+        "(leave one out: the median of their measured / estimated ratios)",
+        calibration.check_report(checks)]) + "\n"
+    print(text, end="")
+    if a.output:
+        with atomic_path(a.output) as tmp:
+            Path(tmp).write_text(text)
+
+
 def cmd_bench_rounds(a: argparse.Namespace) -> None:
     from analysis.report.rounds import report
 
@@ -229,6 +252,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     cr.add_argument("dir_a", metavar="DIR_A", help="the first run's results directory")
     cr.add_argument("dir_b", metavar="DIR_B", help="the second run's results directory")
     cr.set_defaults(func=cmd_bench_compare_runs)
+    cm = command(bsub, "cost-model", "the cost model (check-config's estimate) against what a "
+                 "run's jobs took, per rule: shipped and calibrated",
+                 "bench cost-model results/reference/amd-epyc -o cost-model.txt")
+    cm.add_argument("run", metavar="RUN", help="a results directory that ran (its config.yaml "
+                    "and benchmarks/), or a reference")
+    cm.add_argument("-o", "--output", help="also write the report here")
+    cm.set_defaults(func=cmd_bench_cost_model)
     ro = command(bsub, "rounds", "how far a pair job's rounds (fresh processes) land apart, "
                  "against what their repeat pairs alone would let them",
                  "bench rounds results/pairs -o rounds.txt")

@@ -55,7 +55,10 @@ def cmd_check_config(a: argparse.Namespace) -> None:
         if a.strict:
             raise ConfigError(key, why)
         print(f"hepfmt check-config: warning: config key {key!r}: {why}", file=sys.stderr)
-    fits = calibration.fit(c)
+    if a.calibrate:  # another run's records: the default's, to estimate config/paper.yaml
+        fits = calibration.fit(calibration.run_config(a.calibrate), a.calibrate)
+    else:
+        fits = calibration.fit(c)
     est = resources.whole_study(c, fits)
     quota = c.get("disk_quota_gb")
     if quota is not None and est.disk_gb > quota:
@@ -66,7 +69,7 @@ def cmd_check_config(a: argparse.Namespace) -> None:
     print(est.describe())
     print(cost.basis(c))
     print(calibration.whole(c, fits).describe())
-    print(calibration.describe(fits, c["results"]))
+    print(calibration.describe(fits, c["results"], a.calibrate))
     print(f"timing: {resources.placement_words(c)}")
     for w in resources.machine_warnings(est, c):
         print(f"hepfmt check-config: warning: {w}", file=sys.stderr)
@@ -127,5 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     k.add_argument("config", help="the config file (YAML) to check")
     k.add_argument("--strict", action="store_true",
                    help="refuse a sample URL whose server cannot be reached (default: a warning)")
+    k.add_argument("--calibrate", metavar="RUN",
+                   help="fit the cost model to the benchmark records of the run in RUN (a "
+                        "results directory that ran, or a reference) instead of this config's "
+                        "own results directory: e.g. config/paper.yaml from the default's run")
     k.set_defaults(func=cmd_check_config)
 

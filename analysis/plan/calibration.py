@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from analysis.errors import ConfigError
+from analysis.errors import ConfigError, InputError
 from analysis.plan import cost, paths, study
 
 #: Records a rule needs before its fit replaces the shipped parts.
@@ -57,16 +57,18 @@ def planned_jobs(config: Mapping) -> dict[str, list[Mapping[str, str]]]:
             "pair": [j.wildcards for j in study.pair_plan(c)]}
 
 
-def fit(config: Mapping) -> dict[str, Fit]:
-    """Per rule, the fit of the cost model to the records in ``config``'s results directory
-    (only rules with :data:`MIN_JOBS` records or more)."""
+def _timed_jobs(config: Mapping, results: str | Path | None = None
+                ) -> dict[str, list[tuple[float, float]]]:
+    """Per rule, (measured, estimated) seconds of every job of ``config``'s plan that has a
+    record under ``results`` (default: the config's own results directory)."""
     c = dict(config)
+    root = str(results) if results is not None else config["results"]
     plans = {"read_plan": study.read_plan(c), "proof_plan": study.proof_plan(c)}
-    out = {}
+    out: dict[str, list[tuple[float, float]]] = {}
     for rule, jobs in planned_jobs(config).items():
-        ratios = []
+        pairs = []
         for wc in jobs:
-            seconds = measured_seconds(paths.benchmark(config["results"], rule, wc))
+            seconds = measured_seconds(paths.benchmark(root, rule, wc))
             if seconds is None:
                 continue
             try:
@@ -74,11 +76,80 @@ def fit(config: Mapping) -> dict[str, Fit]:
             except (ConfigError, KeyError):
                 continue
             if estimate > 0:
-                ratios.append(seconds / estimate)
+                pairs.append((seconds, estimate))
+        out[rule] = pairs
+    return out
+
+
+def fit(config: Mapping, results: str | Path | None = None) -> dict[str, Fit]:
+    """Per rule, the fit of the cost model to the records under ``results`` (default: the
+    config's own results directory; only rules with :data:`MIN_JOBS` records or more)."""
+    out = {}
+    for rule, jobs in _timed_jobs(config, results).items():
+        ratios = [m / e for m, e in jobs]
         if len(ratios) >= MIN_JOBS:
             out[rule] = Fit(rule, len(ratios), statistics.median(ratios), min(ratios),
                             max(ratios))
     return out
+
+
+def run_config(run: str | Path) -> dict:
+    """The resolved config a run left in its results directory (``RUN/config.yaml``: a
+    results directory or a committed reference), to plan its jobs and find their records."""
+    from analysis.plan import config as cfg
+
+    path = Path(run) / "config.yaml"
+    if not path.is_file():
+        raise InputError(run, "no config.yaml in it: not the results directory of a run "
+                              "(give the directory `make run` wrote, or a reference)")
+    return cfg.load(path)
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    """The cost model against what one rule's jobs of a run took, summed over its jobs."""
+
+    rule: str
+    jobs: int
+    measured_s: float
+    shipped_s: float  # the shipped parts' estimate of the same jobs
+    #: each job's estimate scaled by the median ratio of the rule's *other* jobs: the
+    #: calibrated model predicting a job it was not fitted to
+    calibrated_s: float
+
+    @property
+    def error(self) -> float:
+        """The calibrated estimate's relative error on the rule's total."""
+        return self.calibrated_s / self.measured_s - 1
+
+
+def check(config: Mapping, results: str | Path | None = None) -> list[RuleCheck]:
+    """Each rule with :data:`MIN_JOBS` records: its jobs' measured total beside the shipped
+    and the calibrated (leave-one-out) estimates of the same jobs."""
+    out = []
+    for rule, jobs in _timed_jobs(config, results).items():
+        if len(jobs) < MIN_JOBS:
+            continue
+        ratios = [m / e for m, e in jobs]
+        calibrated = sum(e * statistics.median(ratios[:i] + ratios[i + 1:])
+                         for i, (_, e) in enumerate(jobs))
+        out.append(RuleCheck(rule, len(jobs), sum(m for m, _ in jobs),
+                             sum(e for _, e in jobs), calibrated))
+    return out
+
+
+def check_report(checks: list[RuleCheck], tolerance: float = 0.3) -> str:
+    """The check as a table: per rule, what its jobs took, what the shipped parts said and
+    what the calibration says, and whether it is within ``tolerance``."""
+    head = (f"{'rule':<10}{'jobs':>6}{'took s':>10}{'shipped s':>11}{'shipped/took':>14}"
+            f"{'calibrated s':>14}{'calibrated/took':>17}  within {tolerance:.0%}")
+    lines = [head]
+    for c in checks:
+        lines.append(f"{c.rule:<10}{c.jobs:>6}{c.measured_s:>10.1f}{c.shipped_s:>11.1f}"
+                     f"{c.shipped_s / c.measured_s:>14.2f}{c.calibrated_s:>14.1f}"
+                     f"{c.calibrated_s / c.measured_s:>17.2f}  "
+                     f"{'yes' if abs(c.error) <= tolerance else 'no'}")
+    return "\n".join(lines)
 
 
 def factor(fits: Mapping[str, Fit] | None, rule: str) -> float:
@@ -99,12 +170,15 @@ def whole(config: Mapping, fits: Mapping[str, Fit] | None = None) -> cost.Breakd
                    pair_s=pairs)
 
 
-def describe(fits: Mapping[str, Fit], results: str) -> str:
-    """One line: which rules the records calibrated, and how far the shipped parts were off."""
+def describe(fits: Mapping[str, Fit], results: str, run: str | Path | None = None) -> str:
+    """One line: which rules the records calibrated (this results directory's, or the run
+    ``run``'s), and how far the shipped parts were off."""
+    where = f"{run}/benchmarks" if run is not None else f"{results}/benchmarks"
     if not fits:
         return (f"calibration: none (fewer than {MIN_JOBS} benchmark records per rule under "
-                f"{results}/benchmarks): the shipped parts alone")
+                f"{where}): the shipped parts alone")
     parts = [f"{f.rule} x{f.factor:.2f} ({f.jobs} jobs, {f.low:.2f}-{f.high:.2f})"
              for f in fits.values()]
-    return (f"calibration from this results directory's benchmark records (measured / "
-            f"estimated seconds, median of the jobs): {'; '.join(parts)}")
+    whose = f"run {run}'s" if run is not None else "this results directory's"
+    return (f"calibration from {whose} benchmark records (measured / estimated seconds, "
+            f"median of the jobs): {'; '.join(parts)}")

@@ -85,3 +85,71 @@ def test_check_config_states_the_calibration(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "calibration from this results directory's benchmark records" in out
     assert "convert x2.00 (4 jobs" in out
+
+
+def _run(tmp_path: Path, ratios: tuple[float, ...]) -> tuple[dict, Path]:
+    """A run's results directory as `make run` leaves it (its resolved config.yaml and its
+    benchmark records, convert jobs measured at ``ratios`` times their estimates), moved away
+    from where its config says it was (as a reference is)."""
+    import shutil
+
+    import yaml
+
+    c = _config(tmp_path)
+    for f, ratio in zip(study.files(c), ratios, strict=True):
+        _record(c, "convert", f.wildcards, ratio * cost.job_seconds("convert", c, f.wildcards))
+    run = tmp_path / "reference"
+    shutil.copytree(c["results"], run)
+    shutil.rmtree(c["results"])
+    (run / "config.yaml").write_text(yaml.safe_dump(c))
+    return c, run
+
+
+def test_the_check_predicts_each_job_from_the_others(tmp_path: Path) -> None:
+    c, run = _run(tmp_path, (1.0, 2.0, 3.0, 4.0))
+    (check,) = calibration.check(calibration.run_config(run), run)
+    est = [cost.job_seconds("convert", c, f.wildcards) for f in study.files(c)]
+    assert (check.rule, check.jobs) == ("convert", 4)
+    assert check.shipped_s == pytest.approx(sum(est))
+    assert check.measured_s == pytest.approx(sum(r * e for r, e in zip((1, 2, 3, 4), est, strict=True)))
+    # each job scaled by the median of the other three ratios: 3, 3, 2, 2
+    assert check.calibrated_s == pytest.approx(sum(m * e for m, e in zip((3, 3, 2, 2), est, strict=True)))
+    report = calibration.check_report([check])
+    assert report.splitlines()[0].split()[:2] == ["rule", "jobs"]
+    assert report.splitlines()[1].split()[:2] == ["convert", "4"]
+
+
+def test_check_config_calibrates_on_another_run(tmp_path: Path, capsys) -> None:
+    import yaml
+
+    _, run = _run(tmp_path, (2.0, 2.0, 2.0, 2.0))
+    other = _config(tmp_path / "other")
+    config = tmp_path / "other.yaml"
+    config.write_text(yaml.safe_dump({k: other[k] for k in ("results", "samples",
+                                                             "cluster_sizes", "formats",
+                                                             "measure")}))
+    assert main(["check-config", str(config)]) == 0
+    assert "calibration: none" in capsys.readouterr().out
+    assert main(["check-config", str(config), "--calibrate", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"calibration from run {run}'s benchmark records" in out
+    assert "convert x2.00 (4 jobs" in out
+    assert main(["check-config", str(config), "--calibrate", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and str(tmp_path) in err and "no config.yaml" in err
+
+
+def test_bench_cost_model_reports_a_run(tmp_path: Path, capsys) -> None:
+    _, run = _run(tmp_path, (1.0, 1.5, 2.0, 2.5))
+    out = tmp_path / "cost-model.txt"
+    assert main(["bench", "cost-model", str(run), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert out.read_text() == printed
+    lines = printed.splitlines()
+    assert lines[0].startswith(f"# $ hepfmt bench cost-model {run}; ") and "; commit " in lines[0]
+    assert lines[-1].split()[:2] == ["convert", "4"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.yaml").write_text((run / "config.yaml").read_text())
+    assert main(["bench", "cost-model", str(empty)]) == 2
+    assert "no rule has 3 benchmark records" in capsys.readouterr().err
