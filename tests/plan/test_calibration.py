@@ -111,9 +111,11 @@ def test_the_check_predicts_each_job_from_the_others(tmp_path: Path) -> None:
     est = [cost.job_seconds("convert", c, f.wildcards) for f in study.files(c)]
     assert (check.rule, check.jobs) == ("convert", 4)
     assert check.shipped_s == pytest.approx(sum(est))
-    assert check.measured_s == pytest.approx(sum(r * e for r, e in zip((1, 2, 3, 4), est, strict=True)))
+    measured = sum(r * e for r, e in zip((1, 2, 3, 4), est, strict=True))
+    assert check.measured_s == pytest.approx(measured)
     # each job scaled by the median of the other three ratios: 3, 3, 2, 2
-    assert check.calibrated_s == pytest.approx(sum(m * e for m, e in zip((3, 3, 2, 2), est, strict=True)))
+    calibrated = sum(m * e for m, e in zip((3, 3, 2, 2), est, strict=True))
+    assert check.calibrated_s == pytest.approx(calibrated)
     report = calibration.check_report([check])
     assert report.splitlines()[0].split()[:2] == ["rule", "jobs"]
     assert report.splitlines()[1].split()[:2] == ["convert", "4"]
