@@ -149,12 +149,16 @@ docs: $(STAMP)
 # their files or by tests/conftest.py: Snakemake runs, services, heavy ROOT fixtures). No
 # services, no docs build; `make test` still runs everything.
 .PHONY: check
+# Tests on every core (pytest-xdist): a module's tests on one worker, with its fixtures; the
+# modules that hold the machine's SLURM or loop devices one at a time (tests/conftest.py)
+PYTEST = $(BIN)/python -m pytest -n auto --dist loadgroup
+
 check: lint
-	$(RUN) $(BIN)/python -m pytest -m "not slow" -q
+	$(RUN) $(PYTEST) -m "not slow" -q
 
 # A SLURM installed here must run, not skip (HEPFMT_REQUIRE_SLURM).
 test: lint docs $(SERVICES)
-	$(RUN) HEPFMT_REQUIRE_SLURM=$$(test -f $(VENV)/.hepfmt-slurm && echo 1) $(BIN)/python -m pytest
+	$(RUN) HEPFMT_REQUIRE_SLURM=$$(test -f $(VENV)/.hepfmt-slurm && echo 1) $(PYTEST)
 
 clean-results:
 	rm -rf results/sources results/files results/sizes results/measurements results/tables \

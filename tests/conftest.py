@@ -172,8 +172,30 @@ def slow_because(item: pytest.Item) -> str | None:
             or SLOW_TESTS.get(f"{module}::{item.name}") or SLOW_TESTS.get(f"{module}::{name}"))
 
 
+# `make test` deals the tests to a worker per core (pytest-xdist, `--dist loadgroup`), a module
+# at a time: its module fixtures (a whole Snakemake study, a server) are made once, on one
+# worker. Modules that hold something of the machine's (a SLURM's daemons and its ports, loop
+# devices and their ledgers, a server's port) share a group: never two of them at once.
+
+#: Modules (paths under tests/) that must not run beside each other, by what they hold.
+SERIAL_GROUPS = {
+    "workflow/test_slurm.py": "the machine's SLURM (its daemons, its config under /etc/slurm)",
+    "workflow/test_profiles.py": "the machine's SLURM (its daemons, its config under /etc/slurm)",
+    "measure/test_storage.py": "loop devices, cgroups, an XRootD server and toxiproxy",
+    "measure/test_storage_release.py": "loop devices, cgroups, an XRootD server and toxiproxy",
+}
+
+
+def worker_group(item: pytest.Item) -> str:
+    """The group ``item`` runs in under pytest-xdist: its module's, or a shared one."""
+    path = Path(str(item.path)).resolve()
+    module = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else str(path)
+    return SERIAL_GROUPS.get(module, module)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if slow_because(item):
             item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group(worker_group(item)))

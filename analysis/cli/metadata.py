@@ -96,8 +96,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    default=default("metadata.repetitions"),
                    help="the most timed decodes per implementation (default: %(default)s)")
     t.add_argument("--budget-s", "--budget", dest="budget", metavar="SECONDS",
-                   type=config_value("metadata.time_budget_s", float),
-                   default=default("metadata.time_budget_s"),
+                   type=config_value("metadata.budget_s", float),
+                   default=default("metadata.budget_s"),
                    help="seconds per implementation after which "
                         f"{default('metadata.min_repetitions')} repetitions suffice "
                         "(default: %(default)s)")

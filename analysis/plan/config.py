@@ -78,6 +78,23 @@ def _plain(value: object, path: tuple = ()) -> None:
             _plain(v, (*path, i))
 
 
+#: Keys renamed, old -> new (dotted): a config written before still runs, as if written now.
+RENAMED = {"metadata.time_budget_s": "metadata.budget_s"}  # one name for a timing budget
+
+
+def _renamed(config: dict) -> None:
+    for old, new in RENAMED.items():
+        *parents, leaf = old.split(".")
+        node: object = config
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            now = new.rsplit(".", 1)[-1]
+            if now in node:
+                raise ConfigError(old, f"renamed to {new}, which is set too: keep one")
+            node[now] = node.pop(leaf)
+
+
 def validate(config: dict) -> dict:
     """Validate in place (filling defaults) and return the config; errors name the key.
 
@@ -85,6 +102,7 @@ def validate(config: dict) -> dict:
     schema (types, ranges, lengths), then :func:`analysis.plan.checks.check` (names, codec
     levels, writer options, input files, sub-grids, the rules between keys)."""
     _plain(config)
+    _renamed(config)
     schema = config_schema.load()
     cls = _with_defaults(config_schema.validator_class(schema))
     errors = sorted(cls(schema).iter_errors(config), key=lambda e: list(e.absolute_path))

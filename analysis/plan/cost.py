@@ -355,7 +355,7 @@ def queries_seconds(config: Mapping) -> float:
 def metadata_seconds(config: Mapping) -> float:
     """The ``metadata`` target: writing each wide file (at the study's write rates per value),
     then each implementation's process: one untimed decode and the repetitions in both modes
-    (memory and disk), bounded by ``time_budget_s`` once past the minimum."""
+    (memory and disk), bounded by ``budget_s`` once past the minimum."""
     if not config.get("metadata"):
         return 0.0
     m = config["metadata"]
@@ -370,7 +370,7 @@ def metadata_seconds(config: Mapping) -> float:
         for impl in metagrid.implementations(dict(config), f):
             decode = 2 * columns * METADATA_US_PER_COLUMN.get(impl, 300) / 1e6
             reps = max(m["min_repetitions"],
-                       min(m["repetitions"], math.ceil(m["time_budget_s"] / decode)))
+                       min(m["repetitions"], math.ceil(m["budget_s"] / decode)))
             total += METADATA_START_S.get(impl, 1.5) + (1 + reps) * decode
     return total
 

@@ -467,7 +467,7 @@ def test_metadata_target_runs_on_a_tiny_config(tmp_path):
     config["metadata"] = {"columns": [10, 50], "types": ["float32"], "row_groups": 2,
                           "rows_per_group": 10, "stats_levels": ["page"],
                           "implementations": ["pyarrow", "root-rntuple", "uproot-ttree"],
-                          "repetitions": 5, "time_budget_s": 0.5}
+                          "repetitions": 5, "budget_s": 0.5}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     default = _snakemake(tmp_path, "-n")  # the default target does not include the study
     assert default.returncode == 0 and "rule generate" in default.stdout

@@ -166,3 +166,16 @@ def test_the_full_metadata_overlay_on_the_default_is_valid() -> None:
     m = cfg.validate(c)["metadata"]
     assert m["stats_levels"] == ["none", "chunk", "page"]
     assert m["max_columns"]["root-rntuple"] == 10000 and m["columns"][-1] == 10000
+
+
+def test_a_renamed_key_of_an_older_config_still_runs() -> None:
+    """``metadata.time_budget_s`` is ``metadata.budget_s`` now (one name for a budget): a
+    config or a committed run's config.yaml written before reads as written now; both set is
+    refused, naming the old key."""
+    base = {"samples": {"A": {"process": "QCD", "n_events": 10}}, "cluster_sizes": [5],
+            "formats": {"parquet": {"variants": ["none"]}}}
+    c = cfg.validate({**base, "metadata": {"time_budget_s": 4}})
+    assert c["metadata"]["budget_s"] == 4 and "time_budget_s" not in c["metadata"]
+    with pytest.raises(ConfigError, match=r"metadata\.time_budget_s.*renamed to "
+                                          r"metadata\.budget_s"):
+        cfg.validate({**base, "metadata": {"time_budget_s": 4, "budget_s": 5}})

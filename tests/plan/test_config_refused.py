@@ -135,8 +135,8 @@ CASES: dict[str, Case] = {
                            "measure.budget_s"),
     "n_events: .inf": Case(edit(lambda c: c["samples"]["TTJets"].update(n_events=float("inf"))),
                            "samples.TTJets.n_events"),
-    "metadata time_budget_s: -.inf": Case(edit(lambda c: c.update(
-        metadata={"time_budget_s": float("-inf")})), "metadata.time_budget_s"),
+    "metadata budget_s: -.inf": Case(edit(lambda c: c.update(
+        metadata={"budget_s": float("-inf")})), "metadata.budget_s"),
     "NaN in a free-form pyarrow option": Case(edit(lambda c: c["formats"]["parquet"].update(
         options={"data_page_size": float("nan")})), "formats.parquet.options.data_page_size"),
     # codec labels: one spelling, one file

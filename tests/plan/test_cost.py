@@ -26,7 +26,7 @@ def _tiny() -> dict:
                     "budget_s": 1, "queries": []},
         "metadata": {"columns": [10], "types": ["float32"], "stats_levels": ["none"],
                      "implementations": ["pyarrow"], "nanoaod": "", "row_groups": 2,
-                     "rows_per_group": 100, "repetitions": 7, "time_budget_s": 10},
+                     "rows_per_group": 100, "repetitions": 7, "budget_s": 10},
     })
 
 

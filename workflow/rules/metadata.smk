@@ -99,12 +99,12 @@ rule metadata_time:
         ),
         helper=lambda wc, input: commands.flag("--rust-helper", input.helper),
         repetitions=META_CONFIG["repetitions"],
-        budget=META_CONFIG["time_budget_s"],
+        budget=META_CONFIG["budget_s"],
         timeout=META_CONFIG["timeout_s"],
     shell:
         "hepfmt metadata time {input.data:q} --layout {input.layout:q} "
         "--implementations {params.implementations} --repetitions {params.repetitions} "
-        "--budget {params.budget} {params.helper} --timeout {params.timeout} -o {output:q} "
+        "--budget-s {params.budget} {params.helper} --timeout {params.timeout} -o {output:q} "
         "> {log:q} 2>&1"
 
 
