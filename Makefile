@@ -41,6 +41,9 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	@# ROOT's compiled readers, built once per environment (~40 s of C++): at install, not
+	@# inside the first jobs of a run (analysis/formats/root/backend.py compile_readers)
+	$(BIN)/python -W ignore -c 'from analysis.formats.root.backend import READERS, root; root(READERS)'
 	touch $@
 
 # Snakemake runs the Python of a config file marked for YTE (its YAML templating) while it loads

@@ -126,17 +126,22 @@ def test_learn_from_another_file_is_judged_out_of_sample(part: Path, tmp_path: P
 
 @pytest.mark.parametrize("held", [True, False])
 def test_a_tiny_file_is_refused_before_anything_is_written(
-        part: Path, tmp_path: Path, capsys: pytest.CaptureFixture, held: bool) -> None:
+        part: Path, tmp_path: Path, capsys: pytest.CaptureFixture, held: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Two events once asked for 500 clusters of two events (3.2 GB, a C++ abort, 68 MB of
     scratch directories left): now one line saying how many a judgement needs, and no scratch
-    directory made."""
+    directory made (in a temporary directory of the test's own: other tests run beside it)."""
     import tempfile
 
     tiny = tmp_path / "tiny.parquet"
     pq.write_table(pq.read_table(part).slice(0, 2), tiny)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    monkeypatch.setenv("TMPDIR", str(private))
+
     def scratch() -> set[Path]:
-        tmp = Path(tempfile.gettempdir())
-        return {*tmp.glob("hepfmt-fidelity-*"), *tmp.glob("hepfmt-heldout-*")}
+        return {*private.glob("hepfmt-fidelity-*"), *private.glob("hepfmt-heldout-*")}
 
     before = scratch()
     args = ["validate-model", str(tiny), "--report-only"] + (["--held-out"] if held else [])
