@@ -90,6 +90,12 @@ METADATA_US_PER_COLUMN = {"pyarrow": 15.5, "arrow-rs": 23.7, "root-ttree": 37.7,
 #: The process of each implementation, as its library's reader above (arrow-rs: a Rust binary).
 METADATA_START_S = {"pyarrow": 0.4, "arrow-rs": 0.1, "root-ttree": 1.15, "root-rntuple": 1.35,
                     "uproot-ttree": 0.6, "uproot-rntuple": 1.5}
+#: A pair job's own work besides its reads (`python -m cProfile` of pair jobs of the default on
+#: the AMD EPYC reference VM, 2026-11-29): each side's codec bound in a child process (ROOT and
+#: the blocks' listing, ~1.8 s before any decompression), and per round a quiet window
+#: (load.MIN_WINDOW_S) before the first read and both workers winding down (~0.2 s).
+PAIR_BOUND_START_S = 1.8
+PAIR_ROUND_OVERHEAD_S = 0.45
 #: Not measured: a tabulation's start-up and its time per record.
 TABULATE_START_S, TABULATE_RECORDS_PER_S = 15, 50
 
@@ -241,19 +247,39 @@ def measure_job(config: Mapping, spec: study.FileSpec, readers: list[str]) -> Me
     return MeasureCost(start, prime, timed)
 
 
-def pair_job(config: Mapping, job: study.PairJob) -> MeasureCost:
-    """A ``hepfmt pair`` job: the job's own start-up and, per round, a fresh process for each
-    side; then per round its first-read pair and ``ceil(min_repetitions / rounds)`` repeat
-    pairs (each pair reads both files). Rounds past ``rounds`` (taken while the ratio is not
-    sharp and ``budget_s`` lasts) are not foreseeable: at most the budget more."""
-    s = study.pair_settings(dict(config), job)
+def _pair_side(config: Mapping, job: study.PairJob, name: str, fmt: study.FileSpec,
+               reader: str, width: int,
+               read_plan: Mapping[study.FileSpec, list[str]] | None) -> tuple[float, float]:
+    """(start-up, one pass) of one side's reader; a "fastest" side's: the quickest of its
+    candidates (the file and reader the job will choose), not an unknown reader's worst case."""
     n_events = sample_events(config, job.sample)
+    options = [(fmt.adapter, reader)]
+    if reader == formats.FASTEST:
+        plan = study.read_plan(dict(config)) if read_plan is None else read_plan
+        options = [(f.adapter, r) for f in job.candidates_of(name)
+                   for r in study.file_readers(plan, f)] or options
+    return min(((read_cost(r, a).start_s, read_seconds(r, a, n_events, width))
+                for a, r in options), key=lambda sr: sr[1])
+
+
+def pair_job(config: Mapping, job: study.PairJob,
+             read_plan: Mapping[study.FileSpec, list[str]] | None = None) -> MeasureCost:
+    """A ``hepfmt pair`` job: the job's own start-up, each side's codec bound and, per round,
+    a fresh process for each side; then per round its first-read pair and
+    ``ceil(min_repetitions / rounds)`` repeat pairs (each pair reads both files). A pass on
+    ``threads`` threads is taken as a pass on one divided by them (an estimate that errs short
+    for a reader that scales worse: the 2-thread headline pair read 0.55-0.65 of its 1-thread
+    time on the reference VM). Rounds past ``rounds`` (taken while the ratio is not sharp and
+    ``budget_s`` lasts) are not foreseeable: at most the budget more."""
+    s = study.pair_settings(dict(config), job)
     width = dict(zip(config["measure"]["selections"], selection_widths(config, job.sample),
                      strict=True))[job.selection]
-    sides = list(zip((job.ttree, job.parquet), job.pair.sides, strict=True))
-    start = FILE_OVERHEAD_DEFAULT_S + s["rounds"] * sum(
-        read_cost(side.reader, f.adapter).start_s for f, side in sides)
-    pair_s = sum(read_seconds(side.reader, f.adapter, n_events, width) for f, side in sides)
+    sides = [_pair_side(config, job, name, f, side.reader, width, read_plan)
+             for name, f, side in zip(study.SIDES, (job.ttree, job.parquet), job.pair.sides,
+                                      strict=True)]
+    start = (FILE_OVERHEAD_DEFAULT_S + 2 * PAIR_BOUND_START_S
+             + s["rounds"] * (PAIR_ROUND_OVERHEAD_S + sum(st for st, _ in sides)))
+    pair_s = sum(p for _, p in sides) / study.pair_threads(config, job.pair)
     per_round = max(1, math.ceil(s["min_repetitions"] / s["rounds"]))
     timed = s["rounds"] * (1 + per_round) * pair_s
     return MeasureCost(start, 0.0, timed)
@@ -281,7 +307,7 @@ def job_seconds(rule: str, config: Mapping, wildcards: Mapping[str, str],
     if rule == "tabulate":
         return tabulate_seconds(2 * len(study.files(c)) + len(study.pair_plan(c)))
     if rule == "pair":
-        return pair_job(config, study.pair_job_of(c, wildcards)).total_s
+        return pair_job(config, study.pair_job_of(c, wildcards), read_plan).total_s
     if rule not in ("convert", "measure"):
         raise KeyError(f"no cost for rule {rule!r}")
     spec = study.spec_of(c, wildcards)

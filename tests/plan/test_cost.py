@@ -109,8 +109,9 @@ def test_slow_codecs_and_thread_sweeps_cost_more() -> None:
 
 
 def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
-    """rounds x (both sides' start-ups) + rounds x (first + repeats per round) x (both sides'
-    reads), ceil(min_repetitions / rounds) repeats per round."""
+    """Both sides' codec bounds + rounds x (both sides' start-ups and a round's own work) +
+    rounds x (first + repeats per round) x (both sides' reads), ceil(min_repetitions / rounds)
+    repeats per round."""
     c = cfg.load(ROOT / "config" / "default.yaml")
     job = next(j for j in study.pair_plan(c) if j.selection == "ten")
     s = study.pair_settings(c, job)
@@ -119,8 +120,10 @@ def test_a_pair_job_costs_its_rounds_start_ups_and_both_sides_reads() -> None:
     reads = (cost.read_seconds("rdf", "ttree", n, width)
              + cost.read_seconds("pyarrow", "parquet", n, width))
     got = cost.pair_job(c, job)
-    assert got.start_s == pytest.approx(cost.FILE_OVERHEAD_DEFAULT_S + s["rounds"] * (
-        _cost("rdf", "ttree").start_s + _cost("pyarrow", "parquet").start_s))
+    assert got.start_s == pytest.approx(
+        cost.FILE_OVERHEAD_DEFAULT_S + 2 * cost.PAIR_BOUND_START_S + s["rounds"] * (
+            cost.PAIR_ROUND_OVERHEAD_S + _cost("rdf", "ttree").start_s
+            + _cost("pyarrow", "parquet").start_s))
     per_round = math.ceil(s["min_repetitions"] / s["rounds"])
     assert got.timed_s == pytest.approx(s["rounds"] * (1 + per_round) * reads)
     c["compare"]["rounds"] += 1
@@ -182,3 +185,24 @@ def test_every_engine_that_reads_parquet_has_its_own_measured_cost() -> None:
     for name, engine in ENGINES.items():
         if "parquet" in engine.formats:
             assert "parquet" in engine.cost, name
+
+
+def test_a_fastest_side_costs_its_quickest_candidate_and_threads_divide_a_pass() -> None:
+    """A "fastest" side is read by the quickest of its candidates (the reader the job will
+    choose), not priced as an unknown reader's worst case; two threads halve a pass."""
+    c = cfg.load(ROOT / "config" / "default.yaml")
+    jobs = {j.pair.label: j for j in study.pair_plan(c) if j.sample == "DYJetsToLL_100k"
+            and j.selection == "all"}
+    fastest, headline = jobs["zstd, fastest"], jobs["zstd, columnar"]
+    plan = study.read_plan(c)
+    n = cost.sample_events(c, fastest.sample)
+    quickest = min(cost.read_seconds(r, f.adapter, n, cost.NANOAOD_BRANCHES)
+                   for f in fastest.candidates_of("parquet") for r in study.file_readers(plan, f))
+    one = cost.pair_job(c, fastest, plan)
+    s = study.pair_settings(c, fastest)
+    per_pass = one.timed_s / (s["rounds"] * (1 + math.ceil(s["min_repetitions"] / s["rounds"])))
+    assert quickest < per_pass < quickest + cost.read_seconds("columnar", "ttree", n,
+                                                              cost.NANOAOD_BRANCHES) * 1.0001
+    two = cost.pair_job(c, jobs["zstd, columnar, 2 threads"])
+    assert two.timed_s == pytest.approx(cost.pair_job(c, headline).timed_s / 2)
+
