@@ -418,6 +418,18 @@ class SizeRecord(FileRecord):
         return record
 
 
+def own_peak_bytes(scans: list[dict], baseline: int) -> int | None:
+    """The reads' own peak memory: the most any scan's resident set rose above where the reads
+    started from, each scan's high-water mark (reset at its start) less the lower of the
+    process's resident set before its first read and at the scan's start. The lower one: memory
+    resident before the first read that the process gave back later (garbage a system
+    allocator returns once a read frees its arrays) is nobody's read, and would otherwise make
+    a read's own peak negative. None where the scans do not carry both (an older record)."""
+    own = [int(r["scan_peak_rss_bytes"]) - min(baseline, int(r["scan_start_rss_bytes"]))
+           for r in scans if r.get("scan_peak_rss_bytes") is not None
+           and r.get("scan_start_rss_bytes") is not None]
+    return max(own) if own else None
+
 @dataclass(frozen=True, kw_only=True)
 class ReadRow:
     """One read of a :class:`ReadRecord`: one reader × selection × threads × cache mode, its
@@ -500,7 +512,10 @@ class ReadRow:
     repetitions: list[dict]
 
     def __post_init__(self) -> None:
-        if self.rss_over_baseline_bytes is None:  # a record from before the read's own peak
+        own = own_peak_bytes(self.repetitions, self.baseline_rss_bytes)
+        if own is not None:  # the one definition, also for a record made before it
+            object.__setattr__(self, "rss_over_baseline_bytes", own)
+        elif self.rss_over_baseline_bytes is None:  # a record from before the read's own peak
             object.__setattr__(self, "rss_over_baseline_bytes",
                                self.peak_rss_bytes - self.baseline_rss_bytes)
 

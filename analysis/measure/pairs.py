@@ -72,7 +72,7 @@ from analysis.measure.reads import (
 from analysis.measure.timing import RoundStopping, Stopping, interleaved
 from analysis.paired import SIDES, interval_values, summarize_pair
 from analysis.provenance import collect
-from analysis.records import PairRecord, SizeRecord, data_file
+from analysis.records import PairRecord, SizeRecord, data_file, own_peak_bytes
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import sharp
 
@@ -176,10 +176,10 @@ def serve(spec: WorkerSpec, commands, out) -> None:
             return
         rep = timed_scan(reader, read)  # its CPU split, page faults and own peak too
         content_digest.unchanged(spec.path, identity)  # the proven bytes were what was read
-        # the scan's peak above the worker's resident set before its first read; None where
-        # the high-water mark cannot be reset (a process peak would not be this scan's)
-        peak = rep["scan_peak_rss_bytes"]
-        rep.update(read_peak_rss_bytes=None if peak is None else peak - baseline)
+        # the scan's own peak (above the worker's resident set before its first read, or at
+        # the scan's start where that is lower); None where the high-water mark cannot be
+        # reset (a process peak would not be this scan's)
+        rep.update(read_peak_rss_bytes=own_peak_bytes([rep], baseline))
         _send(out, rep)
 
 
