@@ -11,7 +11,7 @@ import pytest
 
 from analysis.errors import InputError
 from analysis.measure.reads import ReadSpec, _read_record
-from analysis.records import ReadRow
+from analysis.records import ReadRow, own_peak_bytes
 
 STOPPED = {"n_repetitions": 5, "precision_target": 0.05, "budget_s": 10.0,
            "precision_reached": True}
@@ -75,3 +75,16 @@ def test_a_measurement_cannot_leave_a_key_out_or_add_one() -> None:
         ReadRow.new(**{k: v for k, v in doc.items() if k != "library"})
     with pytest.raises(TypeError, match=re.escape("extra")):
         ReadRow.new(**doc, extra=1)
+
+
+def test_a_reads_own_peak_is_above_where_it_started_never_negative() -> None:
+    """Each scan's high-water mark less the lower of the resident set before the first read
+    and at the scan's start: memory given back after the first read (a system allocator
+    returning garbage) can make the first lower than the second, never the peak negative."""
+    mb = 2**20
+    scans = [{"scan_peak_rss_bytes": 1900 * mb, "scan_start_rss_bytes": 150 * mb},
+             {"scan_peak_rss_bytes": 1800 * mb, "scan_start_rss_bytes": 1700 * mb}]
+    assert own_peak_bytes(scans, baseline=200 * mb) == 1750 * mb  # 1900 - min(200, 150)
+    assert own_peak_bytes(scans, baseline=100 * mb) == 1800 * mb  # 1900 - min(100, 150)
+    assert own_peak_bytes([{"scan_peak_rss_bytes": None}], 100) is None
+    assert own_peak_bytes([], 100) is None
