@@ -193,9 +193,20 @@ def worker_group(item: pytest.Item) -> str:
     return SERIAL_GROUPS.get(module, module)
 
 
+def start_rank(item: pytest.Item) -> int:
+    """Whole Snakemake studies first, then the other slow modules, then the rest: workers take
+    groups in collection order, so a long group started last would run alone at the end."""
+    path = Path(str(item.path)).resolve()
+    module = path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else ""
+    if module.split("/", 1)[0] in SLOW_DIRECTORIES:
+        return 0
+    return 1 if module in SLOW_MODULES else 2
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if slow_because(item):
             item.add_marker(pytest.mark.slow)
         item.add_marker(pytest.mark.xdist_group(worker_group(item)))
+    items.sort(key=start_rank)  # stable: a module's tests stay together, in their order
