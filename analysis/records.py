@@ -430,6 +430,7 @@ def own_peak_bytes(scans: list[dict], baseline: int) -> int | None:
            and r.get("scan_start_rss_bytes") is not None]
     return max(own) if own else None
 
+
 @dataclass(frozen=True, kw_only=True)
 class ReadRow:
     """One read of a :class:`ReadRecord`: one reader × selection × threads × cache mode, its

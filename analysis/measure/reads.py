@@ -59,14 +59,7 @@ from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
 from analysis.provenance import collect
-from analysis.records import (
-    CACHE_MODES,
-    ReadRecord,
-    ReadRow,
-    SizeRecord,
-    data_file,
-    own_peak_bytes,
-)
+from analysis.records import CACHE_MODES, ReadRecord, ReadRow, SizeRecord, data_file
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
 
@@ -428,20 +421,13 @@ def _read_record(spec: ReadSpec, mode: str, reps: list[dict], res: dict, zip_byt
         peak_rss_bytes=res["peak_rss_bytes"],
         baseline_rss_bytes=res["baseline_rss_bytes"],
         # what the reads themselves held: their peak RSS above the resident set they started
-        # from (after imports and the reader's set-up); see start_read_peak
-        rss_over_baseline_bytes=_own_peak(reps, res),
+        # from (after imports and the reader's set-up; see start_read_peak), made per scan by
+        # ReadRow (analysis.records.own_peak_bytes) where the scans reset the high-water mark
+        rss_over_baseline_bytes=res["read_peak_rss_bytes"] - res["baseline_rss_bytes"],
         rss_method=res["rss_method"],
         **bound_fractions(steady, bound),
         repetitions=reps,
     )
-
-
-def _own_peak(reps: list[dict], res: dict) -> int:
-    """The reads' own peak memory (:func:`analysis.records.own_peak_bytes`); where the scans
-    could not reset the high-water mark, the process's peak above its resident set before the
-    first read (a lower bound, said by ``rss_method``)."""
-    own = own_peak_bytes(reps, res["baseline_rss_bytes"])
-    return own if own is not None else res["read_peak_rss_bytes"] - res["baseline_rss_bytes"]
 
 
 def codec_bounds(path: str | Path, format_name: str, branches_of: dict[str, list[str]],

@@ -439,8 +439,9 @@ def whole(config: Mapping) -> Breakdown:
     """Every job the planner would run, costed from the parts above."""
     c = dict(config)
     files = study.files(c)
-    pairs = [pair_job(config, j) for j in study.pair_plan(c)]
-    reads = [measure_job(config, f, readers) for f, readers in study.read_plan(c).items()]
+    plan = study.read_plan(c)  # once: every "fastest" pair side is costed from it
+    pairs = [pair_job(config, j, plan) for j in study.pair_plan(c)]
+    reads = [measure_job(config, f, readers) for f, readers in plan.items()]
     proofs = sum(proof_seconds(config, f, readers)
                  for f, readers in study.proof_plan(c).items())
     return Breakdown(
