@@ -76,7 +76,8 @@ def cmd_pair(a: argparse.Namespace) -> None:
                         getattr(a, f"{name}_variant"), getattr(a, f"{name}_reader"),
                         getattr(a, f"{name}_size_record") or "",
                         candidates=tuple(Candidate(r, z)
-                                         for r, z in getattr(a, f"{name}_candidate")))
+                                         for r, z in getattr(a, f"{name}_candidate")),
+                        measured=getattr(a, f"{name}_measured") or "")
 
     from analysis.samples.source import read_source_meta, schema_of
 
@@ -122,6 +123,10 @@ def _pair_parser(sub) -> None:
                             "record and its size record (repeatable)")
         q.add_argument(f"--{name}-size-record",
                        help="its size record from convert (bytes per branch, proofs, digest)")
+        q.add_argument(f"--{name}-measured", metavar="READS",
+                       help="its measure record, where the run measured it: the codec bounds "
+                            "are taken from it when it is of this file, these branches and "
+                            "this CPU model, else measured here")
     q.add_argument("--selection", type=selection, action="append", required=True,
                    help="NAME=BRANCH,BRANCH,... or NAME=* (repeatable)")
     q.add_argument("--rounds", type=config_value("compare.rounds"),

@@ -46,6 +46,7 @@ class Choice:
     variant: str
     reader: str
     size_record: str
+    reads: str  # the chosen file's measure record
     considered: tuple[dict, ...]
     threads: int
 
@@ -81,7 +82,7 @@ def choose(candidates: list[Candidate], selection: str, threads: int) -> Choice:
     _, record, row, cand = best
     SizeRecord.load(cand.size_record)  # readable before it is trusted as the side's proof
     return Choice(record.file, record.format, record.adapter, record.variant, row.reader,
-                  cand.size_record,
+                  cand.size_record, cand.reads,
                   tuple({"format": rec.format, "variant": rec.variant, "reader": r.reader,
                          "threads": r.threads, "median_s": r.median_s}
                         for _, rec, r, _ in considered), row.threads)
@@ -94,4 +95,5 @@ def resolve(side, selection: str, threads: int):
         return side
     c = choose(list(side.candidates), selection, threads)
     return replace(side, path=c.path, format=c.format, adapter=c.adapter, variant=c.variant,
-                   reader=c.reader, size_record=c.size_record, chosen=c.as_dict())
+                   reader=c.reader, size_record=c.size_record, chosen=c.as_dict(),
+                   measured=c.reads)

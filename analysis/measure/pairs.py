@@ -65,6 +65,7 @@ from analysis.measure.fastest import Candidate, resolve
 from analysis.measure.reads import (
     ReadSpec,
     codec_bounds,
+    recorded_bounds,
     start_read_peak,
     timed_scan,
     verify_read,
@@ -98,6 +99,9 @@ class PairSide:
     chosen: dict = field(default_factory=dict)
     #: the measured files a "fastest" side is chosen from (its reader: fastest.FASTEST)
     candidates: tuple[Candidate, ...] = ()
+    #: the file's own measure record, where the run measured it: its codec bounds are taken
+    #: from there (reads.recorded_bounds) rather than measured a second time
+    measured: str = ""
 
 
 @dataclass(frozen=True)
@@ -480,8 +484,11 @@ def measure_pair(spec: PairSpec, out: str | Path) -> dict:
                                            for b in spec.selections[name])
     for s in SIDES:  # after every timed read: each side's codec bound per selection
         side = getattr(spec, s)
-        sides[s]["bounds"] = codec_bounds(side.path, side.adapter, spec.selections, meta,
-                                          spec.timeout)
+        reused = side.measured and recorded_bounds(side.measured, side.path, spec.selections,
+                                                   meta)
+        sides[s]["bounds"] = reused or codec_bounds(side.path, side.adapter, spec.selections,
+                                                    meta, spec.timeout)
+        sides[s]["bounds_from"] = side.measured if reused else "measured here"
     record = PairRecord(
         pair=spec.label, sample=meta["sample"], process=meta["process"],
         cluster_size=spec.cluster_size, n_events=n_events, threads=spec.threads,

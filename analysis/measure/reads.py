@@ -58,7 +58,7 @@ from analysis.measure.pagecache import evict
 from analysis.measure.storage import counters
 from analysis.measure.timing import Stopping, repeat
 from analysis.measure.verify import differing, mismatch
-from analysis.provenance import collect
+from analysis.provenance import collect, machine
 from analysis.records import CACHE_MODES, ReadRecord, ReadRow, SizeRecord, data_file
 from analysis.samples.source import read_source_meta, schema_of
 from analysis.stats import bound_fractions, median_interval, parts_of, summarize
@@ -445,6 +445,30 @@ def codec_bounds(path: str | Path, format_name: str, branches_of: dict[str, list
             {"path": str(path), "module": formats.entry(format_name).module,
              "branches": branches, "n_events": int(meta["n_events"])},
             path, f"codec bound of {name}", timeout, data_bytes=naive)
+    return out
+
+
+def recorded_bounds(reads: str | Path, path: str | Path, selections: dict[str, list[str]],
+                    meta: dict) -> dict[str, dict] | None:
+    """The codec bound of each selection of ``path`` as its measure record ``reads`` holds it,
+    or None where the record cannot stand for a bound taken here: a bound is a property of the
+    file and the CPU, so a second job on the same file (a pair job after the file's measure
+    job) takes it from the record instead of decompressing the file again, but only when the
+    record is of this file and these events, was measured on this CPU model, and holds a bound
+    of every selection over the same branches (their count and their values)."""
+    record = ReadRecord.load(reads)
+    if (str(record.file) != str(path) or int(record.n_events) != int(meta["n_events"])
+            or record.provenance.get("machine", {}).get("cpu") != machine()["cpu"]):
+        return None
+    rows = record.rows(reads)
+    out = {}
+    for name, branches in selections.items():
+        values = sum(int(meta["checksums"][b][0]) for b in branches)
+        same = [r for r in rows if r.selection == name and r.n_branches == len(branches)
+                and r.selection_values == values]
+        if name not in record.bounds or not same:
+            return None
+        out[name] = record.bounds[name]
     return out
 
 

@@ -95,7 +95,7 @@ def _branches(config: Mapping, sample: str, name: str) -> list[str]:
 
 
 def _side(config: Mapping, f: study.FileSpec, side: study.Side,
-          candidates: tuple[study.FileSpec, ...] = ()) -> PairSide:
+          candidates: tuple[study.FileSpec, ...] = (), measured: bool = False) -> PairSide:
     from analysis.measure.fastest import Candidate
     from analysis.measure.pairs import PairSide
 
@@ -103,7 +103,8 @@ def _side(config: Mapping, f: study.FileSpec, side: study.Side,
     return PairSide(paths.written(results, f), f.format, f.adapter, f.variant, side.reader,
                     paths.size(results, f),
                     candidates=tuple(Candidate(paths.measurement(results, c),
-                                               paths.size(results, c)) for c in candidates))
+                                               paths.size(results, c)) for c in candidates),
+                    measured=paths.measurement(results, f) if measured else "")
 
 
 def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
@@ -116,8 +117,10 @@ def pair_spec(config: Mapping, job: study.PairJob) -> PairSpec:
     return PairSpec(
         label=job.pair.label, source=paths.source(c["results"], job.sample),
         cluster_size=job.cluster_size,
-        ttree=_side(c, job.ttree, job.pair.ttree, job.candidates_of("ttree")),
-        parquet=_side(c, job.parquet, job.pair.parquet, job.candidates_of("parquet")),
+        ttree=_side(c, job.ttree, job.pair.ttree, job.candidates_of("ttree"),
+                    "ttree" in job.measured_sides),
+        parquet=_side(c, job.parquet, job.pair.parquet, job.candidates_of("parquet"),
+                      "parquet" in job.measured_sides),
         selections={job.selection: _branches(c, job.sample, job.selection)},
         threads=study.pair_threads(c, job.pair), rounds=s["rounds"], precision=s["precision"],
         budget_s=s["budget_s"], min_repetitions=s["min_repetitions"],
@@ -137,6 +140,8 @@ def pair_arguments(spec: PairSpec) -> str:
         if side.size_record:
             words.append((f"--{name}-size-record", side.size_record))
         words += [(f"--{name}-candidate", c.reads, c.size_record) for c in side.candidates]
+        if side.measured:
+            words.append((f"--{name}-measured", side.measured))
     words += [("--selection", f"{n}={select.to_cli(b)}") for n, b in spec.selections.items()]
     words += [("--rounds", spec.rounds), ("--repetitions", spec.max_repetitions),
               ("--min-repetitions", spec.min_repetitions), ("--precision", spec.precision),

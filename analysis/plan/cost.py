@@ -264,7 +264,8 @@ def _pair_side(config: Mapping, job: study.PairJob, name: str, fmt: study.FileSp
 
 def pair_job(config: Mapping, job: study.PairJob,
              read_plan: Mapping[study.FileSpec, list[str]] | None = None) -> MeasureCost:
-    """A ``hepfmt pair`` job: the job's own start-up, each side's codec bound and, per round,
+    """A ``hepfmt pair`` job: the job's own start-up, the codec bound of each side the run
+    does not measure, and, per round,
     a fresh process for each side; then per round its first-read pair and
     ``ceil(min_repetitions / rounds)`` repeat pairs (each pair reads both files). A pass on
     ``threads`` threads is taken as a pass on one divided by them (an estimate that errs short
@@ -277,7 +278,11 @@ def pair_job(config: Mapping, job: study.PairJob,
     sides = [_pair_side(config, job, name, f, side.reader, width, read_plan)
              for name, f, side in zip(study.SIDES, (job.ttree, job.parquet), job.pair.sides,
                                       strict=True)]
-    start = (FILE_OVERHEAD_DEFAULT_S + 2 * PAIR_BOUND_START_S
+    # a side whose file the run also measures (or a "fastest" side, always a measured file)
+    # takes its bound from that measure record
+    bounded = sum(1 for name, side in zip(study.SIDES, job.pair.sides, strict=True)
+                  if name not in job.measured_sides and not side.fastest)
+    start = (FILE_OVERHEAD_DEFAULT_S + bounded * PAIR_BOUND_START_S
              + s["rounds"] * (PAIR_ROUND_OVERHEAD_S + sum(st for st, _ in sides)))
     pair_s = sum(p for _, p in sides) / study.pair_threads(config, job.pair)
     per_round = max(1, math.ceil(s["min_repetitions"] / s["rounds"]))
@@ -307,7 +312,7 @@ def job_seconds(rule: str, config: Mapping, wildcards: Mapping[str, str],
     if rule == "tabulate":
         return tabulate_seconds(2 * len(study.files(c)) + len(study.pair_plan(c)))
     if rule == "pair":
-        return pair_job(config, study.pair_job_of(c, wildcards), read_plan).total_s
+        return pair_job(config, study.pair_job_of(c, wildcards, read_plan), read_plan).total_s
     if rule not in ("convert", "measure"):
         raise KeyError(f"no cost for rule {rule!r}")
     spec = study.spec_of(c, wildcards)

@@ -173,7 +173,7 @@ def for_job(rule: str, config: Mapping, wildcards: Mapping[str, str],
     if rule == "tabulate":
         return tabulate(2 * len(study.files(c)) + len(study.pair_plan(c)), seconds)
     if rule == "pair":
-        job = study.pair_job_of(c, wildcards)
+        job = study.pair_job_of(c, wildcards, read_plan)
         widths = dict(zip(config["measure"]["selections"],
                           cost.selection_widths(config, job.sample), strict=True))
         return pair(sample_events(config, job.sample), widths[job.selection], seconds)

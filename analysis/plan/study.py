@@ -361,6 +361,16 @@ class PairJob:
     #: per side, the read-measured files a "fastest" side is chosen from ((side, files), ...;
     #: none for a side whose reader the pairing fixes): a tuple, so that a job stays hashable
     candidates: tuple[tuple[str, tuple[FileSpec, ...]], ...] = ()
+    #: the sides (of :data:`SIDES`) whose fixed file the measure sub-grid also reads: the job
+    #: takes their codec bounds from that measure record instead of measuring them again (a
+    #: "fastest" side takes its chosen candidate's)
+    measured_sides: tuple[str, ...] = ()
+
+    @property
+    def measured_files(self) -> list[FileSpec]:
+        """The files of :attr:`measured_sides` (their measure records: the job's inputs)."""
+        return [f for name, f in zip(SIDES, (self.ttree, self.parquet), strict=True)
+                if name in self.measured_sides]
 
     def candidates_of(self, side: str) -> tuple[FileSpec, ...]:
         """The files side ``side`` (of :data:`SIDES`) is chosen from (empty: none)."""
@@ -380,11 +390,13 @@ class PairJob:
 
 def _pair_job(config: dict, pair: Pair, sample: str, n: int, selection: str,
               measured: Mapping[FileSpec, list[str]] | None = None) -> PairJob:
-    t, p = pair.sides
-    return PairJob(pair, sample, n, selection, spec(config, sample, t.format, t.variant, n),
-                   spec(config, sample, p.format, p.variant, n),
+    measured = read_plan(config) if measured is None else measured
+    files = [spec(config, sample, s.format, s.variant, n) for s in pair.sides]
+    return PairJob(pair, sample, n, selection, *files,
                    tuple((name, fastest_candidates(config, side, sample, n, measured))
-                         for name, side in zip(SIDES, pair.sides, strict=True) if side.fastest))
+                         for name, side in zip(SIDES, pair.sides, strict=True) if side.fastest),
+                   tuple(name for name, side, f in zip(SIDES, pair.sides, files, strict=True)
+                         if not side.fastest and f in measured))
 
 
 def fastest_candidates(config: dict, side: Side, sample: str, n: int,
@@ -409,8 +421,7 @@ def pair_plan(config: dict) -> list[PairJob]:
     """Every paired measurement: each pairing on each of ``compare.samples`` it is read on
     (:meth:`Pair.read_on`) at each of its cluster sizes (:meth:`Pair.read_at`) the sample is
     written at, once per selection of ``measure.selections``."""
-    fastest = any(s.fastest for p in compare_pairs(config) for s in p.sides)
-    measured = read_plan(config) if fastest else None  # once, not once per job
+    measured = read_plan(config)  # once, not once per job
     return [_pair_job(config, pair, sample, n, selection, measured)
             for sample in compare_samples(config)
             for n in sample_cluster_sizes(config, sample)
@@ -418,13 +429,15 @@ def pair_plan(config: dict) -> list[PairJob]:
             for selection in config["measure"]["selections"] if pair.read_for(selection)]
 
 
-def pair_job_of(config: dict, wildcards: Mapping[str, str]) -> PairJob:
-    """The pair job a rule's wildcards name (the inverse of :attr:`PairJob.wildcards`)."""
+def pair_job_of(config: dict, wildcards: Mapping[str, str],
+                measured: Mapping[FileSpec, list[str]] | None = None) -> PairJob:
+    """The pair job a rule's wildcards name (the inverse of :attr:`PairJob.wildcards`;
+    ``measured``: :func:`read_plan`, where the caller holds it)."""
     pair = next((p for p in compare_pairs(config) if pair_slug(p) == wildcards["pair"]), None)
     if pair is None:
         raise ConfigError("compare.pairs", f"no pairing {wildcards['pair']!r}")
     return _pair_job(config, pair, wildcards["sample"], int(wildcards["cluster"]),
-                     wildcards["selection"])
+                     wildcards["selection"], measured)
 
 
 #: What ``compare.overrides`` may set for the jobs it matches.

@@ -66,7 +66,48 @@ def test_a_pair_with_fastest_sides_times_the_chosen_readers(measured, source,
         assert side["reader"] == _quickest(measured[s][1].reads)
         assert side["chosen"]["considered"]  # what it was chosen from, in the record
         assert side["candidates"][0]["reads"] == measured[s][1].reads
+        # the chosen file's codec bound is its measure record's, not measured a second time
+        assert side["bounds_from"] == measured[s][1].reads
+        assert side["bounds"] == json.loads(Path(side["bounds_from"]).read_text())["bounds"]
     assert doc["summary"]  # tabulated as any pair
+
+
+def test_a_recorded_bound_stands_only_for_its_file_branches_and_cpu(measured, source,
+                                                                     tmp_path) -> None:
+    """A measure record's bound is reused for the same file, events, branches and CPU model;
+    anything else gives None (the pair job then measures the bound itself)."""
+    from analysis.measure.reads import recorded_bounds
+    from analysis.samples.source import read_source_meta
+
+    meta = read_source_meta(source)
+    side, cand = measured["ttree"]
+    ten = {"ten": list(SELECTION)}
+    assert recorded_bounds(cand.reads, side.path, ten, meta) == \
+        json.loads(Path(cand.reads).read_text())["bounds"]
+    assert recorded_bounds(cand.reads, measured["parquet"][0].path, ten, meta) is None
+    assert recorded_bounds(cand.reads, side.path, {"ten": list(SELECTION)[:-1]}, meta) is None
+    assert recorded_bounds(cand.reads, side.path, {"all": list(SELECTION)}, meta) is None
+    doc = json.loads(Path(cand.reads).read_text())
+    doc["provenance"]["machine"]["cpu"] = "another CPU model"
+    other = tmp_path / "other-cpu.json"
+    other.write_text(json.dumps(doc))
+    assert recorded_bounds(other, side.path, ten, meta) is None
+
+
+def test_a_pair_side_with_its_measure_record_takes_its_bound(measured, source,
+                                                             tmp_path) -> None:
+    from dataclasses import replace
+
+    ttree, cand = measured["ttree"]
+    fixed = replace(ttree, reader="columnar", candidates=(), measured=cand.reads)
+    parquet = replace(measured["parquet"][0], reader="pyarrow", candidates=())
+    spec = PairSpec("bounds", str(source), 250, fixed, parquet, {"ten": list(SELECTION)},
+                    rounds=1, min_repetitions=3, max_repetitions=3, budget_s=1.0,
+                    max_load=1.0, timeout=600.0)
+    doc = measure_pair(spec, tmp_path / "p.json")
+    assert doc["sides"]["ttree"]["bounds_from"] == cand.reads
+    assert doc["sides"]["parquet"]["bounds_from"] == "measured here"
+    assert doc["sides"]["parquet"]["bounds"]["ten"]["blocks"] > 0
 
 
 def test_a_candidate_without_the_selection_is_named(measured) -> None:

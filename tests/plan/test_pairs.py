@@ -229,3 +229,22 @@ def test_the_spec_of_a_job_and_its_command_line() -> None:
         spec.ttree.path, "ttree", "ttree", "zstd-5", "rdf")
     assert a.parquet_size_record == spec.parquet.size_record
     assert [(n, list(s)) for n, s in a.selection] == [("all", spec.selections["all"])]
+
+
+def test_a_side_the_run_also_measures_takes_its_bound_from_that_record() -> None:
+    """The codec bound is one per file and CPU: a pair side whose file the measure sub-grid
+    reads gets that measure record as an input and passes it to ``hepfmt pair``."""
+    c = cfg.validate(yaml.safe_load((ROOT / "config" / "default.yaml").read_text()))
+    plan = study.read_plan(c)
+    jobs = study.pair_plan(c)
+    for j in jobs:
+        fixed = dict(zip(study.SIDES, (j.ttree, j.parquet), strict=True))
+        assert set(j.measured_sides) == {name for name, side in zip(study.SIDES, j.pair.sides,
+                                                                    strict=True)
+                                         if not side.fastest and fixed[name] in plan}
+        args = commands.pair_arguments(commands.pair_spec(c, j))
+        for name in study.SIDES:
+            record = paths.measurement(c["results"], fixed[name])
+            assert (f"--{name}-measured {shlex.quote(record)}" in args) == \
+                (name in j.measured_sides)
+    assert any(j.measured_sides for j in jobs) and any(not j.measured_sides for j in jobs)

@@ -84,4 +84,4 @@ def timing_threads(reader_threads):
 
 def pair_job(wc):
     """The pair job (study.PairJob) a `pair` job's wildcards name."""
-    return study.pair_job_of(config, wc)
+    return study.pair_job_of(config, wc, READ_PLAN)

@@ -23,6 +23,9 @@ rule convert:
     wildcard_constraints:
         **GRID_WILDCARDS,
         ext="|".join(study.extensions()),
+    # ready conversions go before a timing job (which waits for every core): two at a time
+    # they keep both cores busy, where a timing job waiting for a core would leave one idle
+    priority: 1
     conda:
         "../../envs/root.yaml"
     threads: 1

@@ -15,6 +15,9 @@ rule generate:
         paths.benchmark(RESULTS, "generate")
     wildcard_constraints:
         sample=GRID_WILDCARDS["sample"],
+    # before conversions, which run before timings (convert.smk): every core busy until the
+    # timing jobs, which each want all of them, run back to back
+    priority: 2
     conda:
         "../../envs/arrow.yaml"
     threads: 1

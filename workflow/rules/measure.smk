@@ -65,6 +65,10 @@ rule pair:
             for f in pair_job(wc).candidate_files
             for path in (paths.measurement, paths.size, paths.written)
         ],
+        # a side's own measure record, where the run measures its file: its codec bounds
+        measured=lambda wc: [
+            paths.measurement(RESULTS, f) for f in pair_job(wc).measured_files
+        ],
     output:
         paths.pair(RESULTS),
     log:
