@@ -30,7 +30,11 @@ from analysis.samples.generate import generate
 from analysis.samples.importer import import_tree
 from analysis.samples.inputs import open_input
 from analysis.samples.model import Model, mantissa_bits
-from analysis.samples.relations_model import broken_relations, relations_of_source
+from analysis.samples.relations_model import (
+    Relations,
+    broken_relations,
+    relations_of_source,
+)
 from analysis.samples.schema import Schema
 from analysis.samples.source import (
     iter_batches,
@@ -152,9 +156,12 @@ def compare(real: str, model: Model, tree: str = "Events", seed: int = 1,
 
 def compare_models(real: str, models: dict[str, tuple[Model, frozenset[str]]],
                    tree: str = "Events", seed: int = 1,
-                   codecs: list[tuple[str, str]] | None = None) -> dict[str, dict]:
+                   codecs: list[tuple[str, str]] | None = None,
+                   relations: Relations | None = None) -> dict[str, dict]:
     """:func:`compare` of one real file with several models (name -> model and its unjudged
-    groups): the real file is imported and written through the codecs once."""
+    groups): the real file is imported and written through the codecs once. ``relations``:
+    those every sample must keep (default: the real file's own; a held-out judgement gives
+    the whole file's, of which the judged events are a part)."""
     codecs = codecs or CODECS
     require_events(real, tree, MIN_JUDGED_EVENTS, "a judgement of a model")
     out = {}
@@ -172,7 +179,8 @@ def compare_models(real: str, models: dict[str, tuple[Model, frozenset[str]]],
             stats = {"real": real_stats, "synthetic": _stats(synth_src)}
             out[name] = _tables(sizes, stats, n, codecs, model.schema, unjudged)
             # the real file's relations (any model, the built-in one too), checked on the sample
-            broken = broken_relations(synth_src, model, relations_of_source(real_src, schema))
+            kept = relations_of_source(real_src, schema) if relations is None else relations
+            broken = broken_relations(synth_src, model, kept)
             out[name]["relations"] = pd.DataFrame({"relation": broken}, dtype=object)
     return out
 

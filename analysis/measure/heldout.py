@@ -29,6 +29,7 @@ from analysis.measure import fidelity
 from analysis.samples.importer import import_tree
 from analysis.samples.learn import extract, learn_multiplicity
 from analysis.samples.model import Model
+from analysis.samples.relations_model import Relations, relations_of_source
 from analysis.samples.source import open_source
 
 
@@ -43,19 +44,23 @@ class OutOfSample:
     origin: str  # how it names the model's origin
 
 
-def halves(path: str, tree: str, work: Path) -> tuple[Path, Path]:
+def halves(path: str, tree: str, work: Path) -> tuple[Path, Path, Relations]:
     """The first and the second half of the file's events, each an uncompressed Parquet file
     (any input kind gives the same halves; the file is held in memory once, as learning
-    does)."""
+    does), and the relations of the whole file: those a sample must keep. A relation that holds
+    in the judged half by chance (two branches equal in its few objects) but not in the
+    learned one is not the file's, and a model learned from that half rightly does not keep
+    it."""
     src = work / "whole.arrow"
-    import_tree(path, tree, src)
+    schema = import_tree(path, tree, src)
+    relations = relations_of_source(src, schema)
     table = open_source(src).read_all()
     src.unlink()
     n = table.num_rows
     out = (work / "learn.parquet", work / "judge.parquet")
     pq.write_table(table.slice(0, n // 2), out[0], compression="none")
     pq.write_table(table.slice(n // 2), out[1], compression="none")
-    return out
+    return out[0], out[1], relations
 
 
 def _moments(dist: dict[str, float]) -> tuple[float, float]:
@@ -83,16 +88,18 @@ def multiplicity_table(learned: dict[str, dict[str, float]], n_learned: int,
 
 def judge(real: str, model: Model, tree: str = "Events", seed: int = 1,
           codecs: list[tuple[str, str]] | None = None, judged: str = "",
-          origin: str = "") -> OutOfSample:
+          origin: str = "", relations: Relations | None = None) -> OutOfSample:
     """:func:`.fidelity.compare` twice: the model at the real events' multiplicities, and as
     learned. A collection the model saw no object of, but the real events have, is not judged
-    at their multiplicities (the model has no values for it)."""
+    at their multiplicities (the model has no values for it). ``relations``: those the samples
+    must keep (default: the ``real`` file's own)."""
     real_mult = learn_multiplicity(real, tree)
     unseen = frozenset(c for c, dist in model.multiplicity.items()
                        if set(dist) == {"0"} and set(real_mult.get(c, {"0": 1})) != {"0"})
     at_real = replace(model, multiplicity={**model.multiplicity, **real_mult})
     both = fidelity.compare_models(real, {"values": (at_real, unseen),
-                                          "whole": (model, frozenset())}, tree, seed, codecs)
+                                          "whole": (model, frozenset())}, tree, seed, codecs,
+                                  relations)
     values, whole = both["values"], both["whole"]
     n_real = int(values["replicas"].iloc[0]["real events"])
     mult = multiplicity_table(model.multiplicity, model.n_events, at_real.multiplicity, n_real)
@@ -106,13 +113,14 @@ def held_out(path: str, tree: str = "Events", seed: int = 1,
                             "a held-out judgement (two halves of "
                             f"{fidelity.MIN_JUDGED_EVENTS} or more)")
     with scratch_dir(prefix="hepfmt-heldout-") as tmp:
-        learn, judged = halves(path, tree, tmp)
+        learn, judged, relations = halves(path, tree, tmp)
         n_learn = pq.read_metadata(learn).num_rows
         n = n_learn + pq.read_metadata(judged).num_rows
         model = extract(learn)
         model.origin = f"{Path(path).name} entries 0-{n_learn - 1}"
         return judge(str(judged), model, seed=seed, codecs=codecs,
-                     judged=f"{path} entries {n_learn}-{n - 1} (held out)")
+                     judged=f"{path} entries {n_learn}-{n - 1} (held out)",
+                     relations=relations)
 
 
 def report(result: OutOfSample, notes: list[str] | None = None) -> str:
