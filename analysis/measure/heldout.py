@@ -42,6 +42,8 @@ class OutOfSample:
     multiplicity: pd.DataFrame  # per collection: learned and judged means, their difference
     judged: str  # how the report names the judged events
     origin: str  # how it names the model's origin
+    #: relations of the file its learned events hold too few values to establish: not judged
+    unlearnable: tuple[str, ...] = ()
 
 
 def halves(path: str, tree: str, work: Path) -> tuple[Path, Path, Relations]:
@@ -118,9 +120,11 @@ def held_out(path: str, tree: str = "Events", seed: int = 1,
         n = n_learn + pq.read_metadata(judged).num_rows
         model = extract(learn)
         model.origin = f"{Path(path).name} entries 0-{n_learn - 1}"
-        return judge(str(judged), model, seed=seed, codecs=codecs,
-                     judged=f"{path} entries {n_learn}-{n - 1} (held out)",
-                     relations=relations)
+        learnable, unlearnable = relations.split_by(model.relations)
+        result = judge(str(judged), model, seed=seed, codecs=codecs,
+                       judged=f"{path} entries {n_learn}-{n - 1} (held out)",
+                       relations=learnable)
+        return replace(result, unlearnable=tuple(unlearnable.lines()))
 
 
 def report(result: OutOfSample, notes: list[str] | None = None) -> str:
@@ -131,6 +135,10 @@ def report(result: OutOfSample, notes: list[str] | None = None) -> str:
         fidelity.report(result.values, result.judged,
                         f"{result.origin} (out of sample, at the judged events' "
                         "multiplicities)", notes),
+        *([f"Relations of the file not judged ({len(result.unlearnable)}): its learned "
+           "events hold too few values of them to tell them from chance, so no model learned "
+           "from those events could keep them: " + "; ".join(result.unlearnable) + ".", ""]
+          if result.unlearnable else []),
         "## The whole model, multiplicities as learned", "",
         fidelity.verdict_line(whole), "",
         "Bytes per event of a collection follow its multiplicity; the table below says how "

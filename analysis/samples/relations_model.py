@@ -87,6 +87,26 @@ class Relations:
                 raise InputError(origin, f"relation {name} = {leader}: not a copy a generator "
                                          "can make (another dtype or collection, or a chain)")
 
+    def split_by(self, learned: Relations) -> tuple[Relations, Relations]:
+        """These relations in two: those ``learned`` (a model's, from part of the events)
+        holds too, and those it does not. A relation of a whole file holds in every part of
+        it, but a part may hold too few values to tell it from chance (:func:`by_chance`): a
+        model learned from that part cannot be blamed for lacking it. A copy counts as held
+        where ``learned`` makes both branches copies of one leader (which may be another)."""
+        def root(name: str) -> str:
+            return learned.copies.get(name, name)
+
+        held = Relations({k: c for k, c in self.lengths.items() if learned.lengths.get(k) == c},
+                         {k: v for k, v in self.copies.items() if root(k) == root(v)})
+        rest = Relations({k: c for k, c in self.lengths.items() if k not in held.lengths},
+                         {k: v for k, v in self.copies.items() if k not in held.copies})
+        return held, rest
+
+    def lines(self) -> list[str]:
+        """One line per relation, as a report names it."""
+        return ([f"{k} = the length of {c}" for k, c in self.lengths.items()]
+                + [f"{k} = {v}" for k, v in self.copies.items()])
+
     def subset(self, schema: Schema) -> Relations:
         """The relations among the branches of ``schema`` (a model's subset)."""
         names, collections = set(schema.names), schema.collections()

@@ -14,7 +14,7 @@ import pytest
 import uproot
 
 from analysis.cli import main
-from analysis.measure import fidelity
+from analysis.measure import fidelity, heldout
 from analysis.measure.heldout import halves, held_out
 from analysis.samples.model import load_model
 
@@ -175,19 +175,26 @@ def test_a_relation_of_the_real_file_broken_is_a_failed_check(tmp_path: Path) ->
 
 def test_a_relation_of_the_judged_half_alone_is_not_the_files(tmp_path: Path) -> None:
     """Two branches equal in the judged half by chance but not in the learned half are no
-    relation of the file: a held-out judgement checks the whole file's relations, so the model
-    learned from the first half is not failed for not keeping it; a true copy still is kept."""
+    relation of the file, and a copy the learned half holds too few values of cannot be
+    learned: neither fails a held-out judgement (the second is named as not judged); a copy
+    the learned half shows is kept by the sample."""
     n = 40
     ht = np.arange(1, n + 1, dtype=np.float32)
     chance = ht.copy()
     chance[: n // 2] += 0.5  # differs in the learned half, equal in the judged one
+    # a true copy, but of three values in the learned half: too few to tell from chance
+    n_tau = np.r_[np.ones(3), np.zeros(n // 2 - 3), np.ones(n // 2)].astype(np.int32)
+    iso = ak.unflatten(np.arange(1, n_tau.sum() + 1, dtype=np.float32) / 7, n_tau)
     path = tmp_path / "chance.parquet"
     ak.to_parquet(ak.Array({"LHE_HT": ht, "LHE_HTIncoming": ht.copy(), "Chance": chance,
                             "nMuon": np.ones(n, np.uint32),
-                            "Muon_pt": ak.Array([[float(i)] for i in range(n)])}), path)
+                            "Muon_pt": ak.Array([[float(i)] for i in range(n)]),
+                            "nTau": n_tau, "Tau_rawIso": iso, "Tau_chargedIso": iso}), path)
     _, _, relations = halves(str(path), "Events", tmp_path)
-    assert relations.copies.get("LHE_HTIncoming") == "LHE_HT" or \
-        relations.copies.get("LHE_HT") == "LHE_HTIncoming"
+    assert relations.copies["LHE_HTIncoming"] == "LHE_HT"
+    assert relations.copies["Tau_chargedIso"] == "Tau_rawIso"
     assert "Chance" not in relations.copies and "Chance" not in relations.copies.values()
     result = held_out(str(path), codecs=CODECS)
     assert not fidelity.broken(result.values) and not fidelity.broken(result.whole)
+    assert result.unlearnable == ("Tau_chargedIso = Tau_rawIso",)
+    assert "Relations of the file not judged (1)" in heldout.report(result)
