@@ -42,16 +42,16 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
 	@# ROOT's compiled readers, built once per environment (~40 s of C++): at install, not
-	@# inside the first jobs of a run (analysis/formats/root/backend.py compile_readers)
-	$(BIN)/python -W ignore -c 'from analysis.formats.root.backend import READERS, root; root(READERS)'
+	@# inside the first jobs of a run (analysis/hepfmt/formats/root/backend.py compile_readers)
+	$(BIN)/python -W ignore -c 'from hepfmt.formats.root.backend import READERS, root; root(READERS)'
 	touch $@
 
 # Snakemake runs the Python of a config file marked for YTE (its YAML templating) while it loads
 # it, before the Snakefile could refuse it: a .pth line makes every Snakemake of the venv read
-# config files as hepfmt does, plain YAML (analysis/plan/plainconfig.py).
+# config files as hepfmt does, plain YAML (analysis/hepfmt/plan/plainconfig.py).
 PLAIN_CONFIGS := $(VENV)/.hepfmt-plain-configs
-$(PLAIN_CONFIGS): $(STAMP) analysis/plan/plainconfig.py
-	$(BIN)/python -m analysis.plan.plainconfig
+$(PLAIN_CONFIGS): $(STAMP) analysis/hepfmt/plan/plainconfig.py
+	$(BIN)/python -m hepfmt.plan.plainconfig
 	touch $@
 
 # Snakemake imports every installed executor plugin when it starts, and the HTCondor plugin's
@@ -77,7 +77,7 @@ services: $(SERVICES)
 NEEDS_SERVICES := $(if $(filter storage,$(TARGETS)),$(SERVICES))
 
 # A killed run resumes with the same command: --rerun-incomplete redoes the jobs it cut short;
-# --nolock because the workflow locks the results directory itself (analysis/plan/lock.py),
+# --nolock because the workflow locks the results directory itself (analysis/hepfmt/plan/lock.py),
 # with a lock that dies with its process, where Snakemake's would need --unlock after a kill.
 RESUME := --rerun-incomplete --nolock
 # The config is checked by hepfmt before Snakemake reads it: Snakemake's own YAML loading (which
@@ -111,7 +111,7 @@ reproduce: $(STAMP) $(QUIET_CONDOR)
 		-o results/bench/reproduce-load1.txt
 
 # One reference run per CPU model (a read speed is a fact about a machine): results/reference/<cpu>
-REF = results/reference/$$($(BIN)/python -c 'from analysis.provenance import cpu_slug; print(cpu_slug())')
+REF = results/reference/$$($(BIN)/python -c 'from hepfmt.provenance import cpu_slug; print(cpu_slug())')
 reference:
 	@test -f results/provenance.json || { echo "make reference: run 'make run' first"; exit 1; }
 	ref=$(REF) && rm -rf $$ref && mkdir -p $$ref/figures $$ref/metadata/plots && \
@@ -125,7 +125,7 @@ reference:
 		cp results/metadata/tables/*.csv results/metadata/tables/*.md \
 			results/metadata/provenance.json $$ref/metadata/ && \
 		cp results/metadata/plots/*.png $$ref/metadata/plots/; fi && \
-	other=$$($(BIN)/python -c 'import sys; from analysis.report.answer.cpus import sibling; \
+	other=$$($(BIN)/python -c 'import sys; from hepfmt.report.answer.cpus import sibling; \
 		print(sibling(sys.argv[1]) or "")' $$ref) && \
 	$(BIN)/hepfmt answer --tables $$ref --source $$ref \
 		$$(test -d $$ref/metadata && echo --metadata $$ref/metadata) \

@@ -16,23 +16,23 @@ if not workflow.overwrite_configfiles:
 # its defaults, then the rules it cannot express): a config file read strictly (a key given
 # twice, runaway YAML aliases, YTE templating), then every key, each refusal one line naming
 # the key, exit 2. Snakemake in hepfmt's venv has read the file as hepfmt does already (plain
-# YAML, no YTE code run: analysis/plan/plainconfig.py); any other Snakemake has run a YTE
+# YAML, no YTE code run: analysis/hepfmt/plan/plainconfig.py); any other Snakemake has run a YTE
 # config's code by now, and this refuses it before any rule runs.
-from analysis.plan import config as study_config  # noqa: E402
+from hepfmt.plan import config as study_config  # noqa: E402
 
 study_config.for_workflow(config, workflow.configfiles)
 
 
 # snakemake --report results/report.html: the run's answer and summary figure first, then every
 # figure and table, titled and captioned. The landing page includes the answer's Markdown and
-# embeds the figure through analysis/report/report_rst.py, which registers its directive here.
+# embeds the figure through analysis/hepfmt/report/report_rst.py, which registers its directive here.
 report: "workflow/report/workflow.rst"
 
 
-from analysis.report import report_rst  # noqa: E402,F401
+from hepfmt.report import report_rst  # noqa: E402,F401
 
 # the study grid and every path of it
-from analysis.plan import calibration, paths, scratch, study  # noqa: E402
+from hepfmt.plan import calibration, paths, scratch, study  # noqa: E402
 
 RESULTS = config["results"]
 FILES = study.files(config)
@@ -52,8 +52,8 @@ GROUP_OUTPUTS = scratch.group_outputs(
 onstart:
     # One run per results directory, whatever its working directory, and none on a directory
     # above or inside a live run's; then remove what dead processes left there, never a live
-    # one's (analysis/plan/lock.py). Not for dry runs, nor inside batch jobs.
-    from analysis.plan import lock
+    # one's (analysis/hepfmt/plan/lock.py). Not for dry runs, nor inside batch jobs.
+    from hepfmt.plan import lock
 
     lock.hold(RESULTS)
     for _left in lock.remove_leftovers(RESULTS):

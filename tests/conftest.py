@@ -22,8 +22,8 @@ SELECTION = ["nMuon", "Muon_pt", "Muon_eta", "Muon_phi", "MET_pt",
 
 
 def compressed_variant(fmt: str) -> str:
-    """The adapter's :attr:`~analysis.formats.base.Format.compressed_variant`."""
-    from analysis import formats
+    """The adapter's :attr:`~hepfmt.formats.base.Format.compressed_variant`."""
+    from hepfmt import formats
 
     return formats.get(fmt).compressed_variant
 
@@ -31,7 +31,7 @@ def compressed_variant(fmt: str) -> str:
 @pytest.fixture(scope="session")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source sample and its sidecar, written exactly as ``hepfmt generate`` writes them."""
-    from analysis.cli import main
+    from hepfmt.cli import main
 
     path = tmp_path_factory.mktemp("source") / "dy.arrow"
     rc = main(["generate", "--process", PROCESS, "--events", str(N_EVENTS),
@@ -42,21 +42,21 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def source_meta(source: Path) -> dict:
-    from analysis.samples.source import read_source_meta
+    from hepfmt.samples.source import read_source_meta
 
     return read_source_meta(source)
 
 
 @pytest.fixture(scope="session")
 def schema(source_meta: dict):
-    from analysis.samples.source import schema_of
+    from hepfmt.samples.source import schema_of
 
     return schema_of(source_meta)
 
 
 @pytest.fixture(scope="session")
 def source_table(source: Path) -> pa.Table:
-    from analysis.samples.source import open_source
+    from hepfmt.samples.source import open_source
 
     return open_source(source).read_all()
 
@@ -69,7 +69,7 @@ def selection() -> list[str]:
 @pytest.fixture(scope="session")
 def written(source: Path, tmp_path_factory: pytest.TempPathFactory):
     """Factory ``written(format, variant, **options) -> path``; each file is written once."""
-    from analysis import formats
+    from hepfmt import formats
 
     root = tmp_path_factory.mktemp("written")
     cache: dict[tuple, Path] = {}

@@ -20,7 +20,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 def small_schema(path: Path) -> Path:
     """A model of event scalars, MET, the first 40 trigger bits and the Muon and Jet
     collections: a real subset of the built-in NanoAOD model."""
-    from analysis.samples.model import default_model
+    from hepfmt.samples.model import default_model
 
     full = default_model()
     keep_collections = {"nMuon", "nJet"}

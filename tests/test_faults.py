@@ -2,7 +2,7 @@
 every command that reads a file. Whatever the damage, a command ends in one of two ways: exit 0
 with a result its checksums proved, or exit 2 with one line naming the file. Never a signal
 death, a traceback, or exit 0 with an unproven result; and never more memory than the cap of a
-process reading an untrusted file (:mod:`analysis.measure.memcap`): a damaged TTree once grew a
+process reading an untrusted file (:mod:`hepfmt.measure.memcap`): a damaged TTree once grew a
 reader to 22 GB, until the kernel's OOM killer ended it.
 
 The commands run as a user runs them (the ``hepfmt`` entry point of this environment, in a
@@ -26,14 +26,13 @@ from pathlib import Path
 
 import pytest
 from conftest import CLUSTER_SIZE, N_EVENTS, compressed_variant
+from hepfmt import formats
+from hepfmt.errors import MAX_CHARS
+from hepfmt.measure import isolated, memcap
+from hepfmt.records import SizeRecord
+from hepfmt.samples.source import read_source_meta
 
-from analysis import formats
-from analysis.errors import MAX_CHARS
-from analysis.measure import isolated, memcap
-from analysis.records import SizeRecord
-from analysis.samples.source import read_source_meta
-
-HEPFMT = [sys.executable, "-m", "analysis.cli"]
+HEPFMT = [sys.executable, "-m", "hepfmt.cli"]
 #: Per command: generous for a machine several times slower than an idle one.
 TIMEOUT_S = 600
 #: A compressed variant of each format: the damage meets its decompressor.
@@ -287,7 +286,7 @@ def test_measure_refuses_a_well_formed_file_of_other_values(fmt, kind, written, 
 @pytest.fixture
 def converted(source, tmp_path) -> tuple[Path, Path]:
     """A Parquet file from ``hepfmt convert`` with its size record (proofs and digest)."""
-    from analysis.cli import main
+    from hepfmt.cli import main
 
     out, record = tmp_path / "good" / "f.parquet", tmp_path / "good" / "f.size.json"
     out.parent.mkdir()

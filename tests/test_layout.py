@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers import ROOT
 
-PACKAGE = ROOT / "analysis"
+PACKAGE = ROOT / "analysis" / "hepfmt"
 
 
 def _private_uses(path: Path) -> list[str]:
@@ -17,13 +17,13 @@ def _private_uses(path: Path) -> list[str]:
     modules: set[str] = set()  # local names bound to hepfmt modules
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysis"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hepfmt"):
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
                     found.append(f"from {node.module} import {alias.name}")
                 modules.add(alias.asname or alias.name)
         elif isinstance(node, ast.Import):
-            modules |= {a.asname or a.name for a in node.names if a.name.startswith("analysis")}
+            modules |= {a.asname or a.name for a in node.names if a.name.startswith("hepfmt")}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id in modules and node.attr.startswith("_") \

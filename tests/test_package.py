@@ -9,9 +9,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-
-from analysis import __version__
-from analysis.cli import main
+from hepfmt import __version__
+from hepfmt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

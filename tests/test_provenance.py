@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analysis import provenance
-from analysis.measure.reads import ReadSpec, _read_record
+from hepfmt import provenance
+from hepfmt.measure.reads import ReadSpec, _read_record
 
 
 @pytest.mark.parametrize(("fstype", "device", "mount", "kind"), [
@@ -99,7 +98,7 @@ def test_the_reads_own_peak_memory_is_measured_below_an_earlier_higher_peak() ->
     must still show (uproot's rows once read 0 MB because of it). A real child process."""
     code = """
 import json, numpy as np
-from analysis.measure.reads import start_read_peak, read_peak_bytes
+from hepfmt.measure.reads import start_read_peak, read_peak_bytes
 big = np.ones(400 * 2**20 // 8); del big            # the 'imports': a 400 MB peak, freed
 base, method = start_read_peak()
 read = np.ones(100 * 2**20 // 8); read.sum()        # the 'read': 100 MB
@@ -116,7 +115,7 @@ print(json.dumps([method, read_peak_bytes(method) - base]))
 def test_every_library_a_reader_times_is_named_with_its_version() -> None:
     """The versions come from pyproject.toml's pins (one home): every registered reader's
     library is among them, so no timed library goes unnamed (polars, DuckDB, h5py, ...)."""
-    from analysis import formats
+    from hepfmt import formats
 
     versions = provenance.library_versions()
     libraries = {r.library for n in formats.names() for r in formats.get(n).readers.values()}

@@ -1,4 +1,4 @@
-"""The typed rows of a read record (analysis.records.ReadRow): what the measurement writes is
+"""The typed rows of a read record (hepfmt.records.ReadRow): what the measurement writes is
 what a record on disk held before them, key for key, and what the report reads is checked."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ import re
 from dataclasses import fields
 
 import pytest
-
-from analysis.errors import InputError
-from analysis.measure.reads import ReadSpec, _read_record
-from analysis.records import ReadRow, own_peak_bytes
+from hepfmt.errors import InputError
+from hepfmt.measure.reads import ReadSpec, _read_record
+from hepfmt.records import ReadRow, own_peak_bytes
 
 STOPPED = {"n_repetitions": 5, "precision_target": 0.05, "budget_s": 10.0,
            "precision_reached": True}

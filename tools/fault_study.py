@@ -41,10 +41,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from hepfmt import formats
 
-from analysis import formats
-
-HEPFMT = [sys.executable, "-m", "analysis.cli"]
+HEPFMT = [sys.executable, "-m", "hepfmt.cli"]
 EVENTS, CLUSTER = 600, 250
 #: Each format's first compressed test variant (the registry's, as tests/test_faults.py).
 PLAIN = {f: formats.get(f).compressed_variant for f in formats.names()}
@@ -147,7 +146,7 @@ def _source_table(src: Path) -> pa.Table:
 
 
 #: The format's own writer, unchecked (``convert`` would refuse the changed source first).
-_WRITE = ("import sys; from pathlib import Path; from analysis import formats; "
+_WRITE = ("import sys; from pathlib import Path; from hepfmt import formats; "
           "f = formats.get(sys.argv[1]); "
           "f.write(Path(sys.argv[2]), Path(sys.argv[3]), f.variant(sys.argv[4]), "
           "int(sys.argv[5]), {})")
@@ -434,8 +433,8 @@ def prepare(work: Path, names: list[str]) -> tuple[Path, dict[str, Path], dict[s
     if not src.exists():
         subprocess.run([*HEPFMT, "generate", "--process", "DYJetsToLL", "--events", str(EVENTS),
                         "--seed", "7", "-o", str(src)], check=True)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from analysis import formats
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+    from hepfmt import formats
 
     good, records = {}, {}
     for fmt in names:
@@ -453,8 +452,8 @@ def prepare(work: Path, names: list[str]) -> tuple[Path, dict[str, Path], dict[s
 
 def commands(fmt: str, bad: Path, src: Path, record: Path, out: Path,
              kind: str = "") -> dict[str, list]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from analysis import formats
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
+    from hepfmt import formats
 
     measure = ["measure", bad, "--source", src, "--format", fmt, "--variant", PLAIN[fmt],
                "--cluster-size", CLUSTER, "--readers", ",".join(formats.get(fmt).readers),
@@ -541,7 +540,7 @@ def main() -> int:
 def made_by(began: float) -> str:
     """How the table was made: the command, the date, the commit and the CPU, and how long it
     took (a table of results is generated, never typed)."""
-    from analysis.provenance import git_commit, machine
+    from hepfmt.provenance import git_commit, machine
 
     m = machine()
     return (f"<!-- made by: {' '.join([Path(sys.executable).name, *sys.argv])}; "

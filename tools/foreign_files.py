@@ -1,5 +1,5 @@
 """How often ROOT would end the process on a foreign or header-garbled file, had hepfmt not
-turned its aborts and crashes into errors (``analysis/formats/root/cxx/fatal.cxx``, cppyy's
+turned its aborts and crashes into errors (``analysis/hepfmt/formats/root/cxx/fatal.cxx``, cppyy's
 signals as exceptions in ``backend.root``). Every call here goes straight to ROOT, past
 hepfmt's own ``root`` magic check, and is counted by how it ended.
 
@@ -19,8 +19,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from analysis.errors import CXX_SIGNALS
-from analysis.formats.root.backend import TREE, cxx_what, root
+from hepfmt.errors import CXX_SIGNALS
+from hepfmt.formats.root.backend import TREE, cxx_what, root
 
 
 def _ending(call) -> str:

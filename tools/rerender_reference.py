@@ -15,10 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-from analysis.report import answer
-from analysis.report.answer import cpus
-from analysis.report.storage_tables import rewrite_derived
-from analysis.report.tables import rewrite_ratio_document
+from hepfmt.report import answer
+from hepfmt.report.answer import cpus
+from hepfmt.report.storage_tables import rewrite_derived
+from hepfmt.report.tables import rewrite_ratio_document
 
 
 def main(ref: Path) -> None:

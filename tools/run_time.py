@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path)
     ap.add_argument("--log", type=Path, help="the run's Snakemake log")
     a = ap.parse_args(argv)
-    from analysis.provenance import stamp
+    from hepfmt.provenance import stamp
 
     print(stamp(f"python tools/run_time.py {' '.join(sys.argv[1:])}"))
     if a.log and (w := wall(a.log)) is not None:

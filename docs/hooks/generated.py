@@ -1,7 +1,7 @@
 """MkDocs hook: blocks of the docs that are facts of the code, rendered from the code.
 
 A page asks for one with a marker line, ``<!-- generated: NAME -->``, and the build puts the
-block in its place: the CLI reference from ``analysis.cli.build_parser()`` (every command's
+block in its place: the CLI reference from ``hepfmt.cli.build_parser()`` (every command's
 ``--help``), and the tables whose one home is a module (the physics processes' factors, the
 storage profiles, the ADL tasks). Typed into a page, each would drift from the code it
 describes; an unknown marker fails the build.
@@ -48,7 +48,7 @@ def commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> I
 
 
 def cli_reference() -> str:
-    from analysis.cli import build_parser
+    from hepfmt.cli import build_parser
 
     parts = []
     with _columns(HELP_COLUMNS):
@@ -66,7 +66,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 
 def processes_table() -> str:
-    from analysis.samples.processes import PROCESSES
+    from hepfmt.samples.processes import PROCESSES
 
     rows = [(p.name, p.why,
              ", ".join(f"{c} ×{f:g}" for c, f in p.scale.items()) or "as learned",
@@ -75,7 +75,7 @@ def processes_table() -> str:
 
 
 def storage_profiles_table() -> str:
-    from analysis.measure.storage.profiles import PROFILES
+    from hepfmt.measure.storage.profiles import PROFILES
 
     def rate(p) -> str:
         parts = [f"{p.bandwidth_bps / 1e6:g} MB/s"]
@@ -90,7 +90,7 @@ def storage_profiles_table() -> str:
 
 
 def adl_tasks_table() -> str:
-    from analysis.queries.tasks import TASKS
+    from hepfmt.queries.tasks import TASKS
 
     rows = [(str(t.number), t.question, ", ".join(f"`{c}`" for c in t.columns))
             for t in TASKS.values()]

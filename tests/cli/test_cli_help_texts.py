@@ -9,9 +9,8 @@ import shlex
 from collections.abc import Iterator
 
 import pytest
-
-from analysis.cli import build_parser
-from analysis.cli.arguments import Parser
+from hepfmt.cli import build_parser
+from hepfmt.cli.arguments import Parser
 
 Command = tuple[tuple[str, ...], argparse.ArgumentParser]
 

@@ -16,12 +16,11 @@ import pytest
 import yaml
 from conftest import N_EVENTS
 from helpers import ROOT
-
-from analysis.cli import build_parser, main
-from analysis.cli.arguments import fits_source, known_readers
-from analysis.errors import ConfigError, UsageError
-from analysis.formats import FASTEST
-from analysis.plan import config as cfg
+from hepfmt.cli import build_parser, main
+from hepfmt.cli.arguments import fits_source, known_readers
+from hepfmt.errors import ConfigError, UsageError
+from hepfmt.formats import FASTEST
+from hepfmt.plan import config as cfg
 
 
 def run(capsys: pytest.CaptureFixture, *argv: object) -> tuple[int, str]:

@@ -8,14 +8,13 @@ from types import ModuleType
 
 import pytest
 from helpers import ROOT
+from hepfmt.cli import build_parser
+from hepfmt.measure.storage.profiles import PROFILES
+from hepfmt.queries.tasks import TASKS
+from hepfmt.samples.processes import PROCESSES
 from mkdocs.config import load_config
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
-
-from analysis.cli import build_parser
-from analysis.measure.storage.profiles import PROFILES
-from analysis.queries.tasks import TASKS
-from analysis.samples.processes import PROCESSES
 
 HOOKS = ROOT / "docs" / "hooks"
 

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
-
-from analysis.report.answer import BEGIN, END
+from hepfmt.report.answer import BEGIN, END
 
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"

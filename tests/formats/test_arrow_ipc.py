@@ -10,10 +10,9 @@ import pyarrow as pa
 import pyarrow.feather as feather
 import pytest
 from conftest import N_EVENTS
-
-from analysis import formats
-from analysis.errors import InputError
-from analysis.formats.base import Marks
+from hepfmt import formats
+from hepfmt.errors import InputError
+from hepfmt.formats.base import Marks
 
 
 @pytest.fixture

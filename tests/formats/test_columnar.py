@@ -5,9 +5,8 @@ the file."""
 from __future__ import annotations
 
 import pytest
-
-from analysis import formats
-from analysis.errors import ConfigError, InputError
+from hepfmt import formats
+from hepfmt.errors import ConfigError, InputError
 
 NEWER = {"feather": "zstd-3", "hdf5": "gzip-4", "lance": "zstd-3", "vortex": "default"}
 

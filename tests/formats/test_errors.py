@@ -8,12 +8,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from analysis import formats
-from analysis.cli import main
-from analysis.errors import MAX_CHARS, VERBOSE, InputError, VerificationError, brief
-from analysis.samples.schema import Schema
-from analysis.samples.source import open_source, read_source_meta
+from hepfmt import formats
+from hepfmt.cli import main
+from hepfmt.errors import MAX_CHARS, VERBOSE, InputError, VerificationError, brief
+from hepfmt.samples.schema import Schema
+from hepfmt.samples.source import open_source, read_source_meta
 
 # ROOT reports its recovery attempt on a truncated file as a Python warning; expected here.
 pytestmark = pytest.mark.filterwarnings("ignore:no keys recovered:RuntimeWarning")

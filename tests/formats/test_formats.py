@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
-from analysis import formats
-from analysis.codec import Variant
-from analysis.formats import protobuf
-from analysis.formats.base import Marks
-from analysis.formats.parquet import writer_options
-from analysis.samples.source import to_column
+from hepfmt import formats
+from hepfmt.codec import Variant
+from hepfmt.formats import protobuf
+from hepfmt.formats.base import Marks
+from hepfmt.formats.parquet import writer_options
+from hepfmt.samples.source import to_column
 
 #: Variants written per format: what its adapter names for tests (the registry's own).
 VARIANTS = {f: list(formats.get(f).tested_variants) for f in formats.names()}

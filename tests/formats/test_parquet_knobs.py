@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
-
-from analysis import formats
-from analysis.errors import ConfigError, InputError
+from hepfmt import formats
+from hepfmt.errors import ConfigError, InputError
 
 TUNED = {"byte_stream_split": "floats", "statistics": "page", "data_page_version": "2.0"}
 

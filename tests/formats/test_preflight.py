@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 import uproot
 from conftest import compressed_variant
-
-from analysis.errors import ConfigError, InputError
-from analysis.formats import preflight
+from hepfmt.errors import ConfigError, InputError
+from hepfmt.formats import preflight
 
 NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
 CHECKED = sorted(preflight.CHECKS)
@@ -88,8 +87,8 @@ def test_a_huge_entry_count_is_refused_with_little_memory(tmp_path: Path) -> Non
     bad = _damaged(good, tmp_path / "huge_count.root", patch)
     # in a child, so its peak memory (VmHWM: of its own image, unlike ru_maxrss, which keeps
     # the forking parent's) is the check's own, with uproot's and numpy's imports
-    code = ("import re,sys\nfrom analysis.formats import preflight\n"
-            "from analysis.errors import InputError\n"
+    code = ("import re,sys\nfrom hepfmt.formats import preflight\n"
+            "from hepfmt.errors import InputError\n"
             "try:\n preflight.check(sys.argv[1], 'ttree')\nexcept InputError as e:\n"
             " print(e)\n"
             "print(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read())[1])")

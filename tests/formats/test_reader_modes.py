@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hepfmt import formats
+from hepfmt.errors import ConfigError
+from hepfmt.formats import arrow_pool
+from hepfmt.formats.base import HANDOVER, MODES, STREAM, Marks, touch
+from hepfmt.samples.source import to_column
 
-from analysis import formats
-from analysis.errors import ConfigError
-from analysis.formats import arrow_pool
-from analysis.formats.base import HANDOVER, MODES, STREAM, Marks, touch
-from analysis.samples.source import to_column
 from tests.conftest import CLUSTER_SIZE, N_EVENTS
 
 
@@ -95,7 +95,7 @@ def test_the_hand_over_arrays_carry_the_source_offsets(written, source_table, op
     """The jagged columns ROOT's hand-over fills are values + offsets, as uproot's arrays:
     their offsets are the source's, from the baskets' entry offsets or, in a tree written
     without them, from the counters."""
-    from analysis.formats.root.backend import READERS, TREE, root
+    from hepfmt.formats.root.backend import READERS, TREE, root
 
     path = str(written("ttree", "zstd-5", **options))
     for b in ("Muon_pt", "Jet_pt", "GenPart_pdgId", "CorrT1METJet_area"):

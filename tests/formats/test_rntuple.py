@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-
-from analysis import formats
-from analysis.errors import InputError, VerificationError
-from analysis.formats.root import rntuple
-from analysis.samples.source import iter_clusters
+from hepfmt import formats
+from hepfmt.errors import InputError, VerificationError
+from hepfmt.formats.root import rntuple
+from hepfmt.samples.source import iter_clusters
 
 SETTINGS = {"none": 0, "zstd-5": 505, "lz4-4": 404, "zlib": 101}
 

@@ -9,11 +9,11 @@ import os
 import subprocess
 import sys
 
-from analysis.errors import VERBOSE
+from hepfmt.errors import VERBOSE
 
 CHILD = r'''
-from analysis.errors import exit_with, note_failure
-from analysis.formats.root.backend import cxx_what, root
+from hepfmt.errors import exit_with, note_failure
+from hepfmt.formats.root.backend import cxx_what, root
 
 ROOT = root()
 ROOT.gInterpreter.Declare("""

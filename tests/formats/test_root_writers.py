@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from analysis import formats
-from analysis.errors import ConfigError, InputError
-from analysis.samples.source import to_column
+from hepfmt import formats
+from hepfmt.errors import ConfigError, InputError
+from hepfmt.samples.source import to_column
 
 CASES = {  # id: (format, variant, options)
     "ttree-no-offsets": ("ttree", "zstd-5", {"store_offsets": False}),

@@ -7,9 +7,8 @@ import time
 
 import pytest
 from conftest import N_EVENTS, compressed_variant
-
-from analysis import formats
-from analysis.formats.base import Marks
+from hepfmt import formats
+from hepfmt.formats.base import Marks
 
 VARIANT = {f: compressed_variant(f) for f in formats.names()}
 SCANS = [(f, r) for f in VARIANT for r in formats.get(f).readers]
@@ -40,7 +39,7 @@ def test_scan_reads_every_entry_that_read_reads(written, source_meta, selection,
 
 def test_the_compiled_scans_clock_is_perf_counter() -> None:
     """steady_clock in the compiled readers is CLOCK_MONOTONIC, as perf_counter is."""
-    from analysis.formats.root.backend import READERS, root
+    from hepfmt.formats.root.backend import READERS, root
 
     before = time.perf_counter()
     at = root(READERS).hepfmt.steady_now()

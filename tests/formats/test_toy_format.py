@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import CLUSTER_SIZE, N_EVENTS, SELECTION
-
-from analysis import formats
-from analysis.cli import main
+from hepfmt import formats
+from hepfmt.cli import main
 
 #: An Arrow IPC *stream* of one uncompressed record batch per cluster: the least a format
 #: needs (a writer that keeps clusters, a describe that reads them back, one reader).
@@ -25,9 +24,9 @@ TOY = textwrap.dedent('''
 
     import pyarrow as pa
 
-    from analysis.atomic import atomic_path
-    from analysis.formats.base import Format, Layout, arrow_reader, check_layout, require_branches
-    from analysis.samples.source import iter_clusters, read_source_meta, schema_of
+    from hepfmt.atomic import atomic_path
+    from hepfmt.formats.base import Format, Layout, arrow_reader, check_layout, require_branches
+    from hepfmt.samples.source import iter_clusters, read_source_meta, schema_of
 
 
     def write(source, out, variant, cluster_size, options):
@@ -82,7 +81,7 @@ OPEN_S, SETUP_S, PER_EVENT_S = 0.03, 0.15, 2e-4
 SLEEPY = textwrap.dedent(f'''
     import time
 
-    from analysis.formats.base import Format, Reader
+    from hepfmt.formats.base import Format, Reader
     from toyformat import FORMAT as TOY, _batches
 
 

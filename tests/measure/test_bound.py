@@ -12,13 +12,12 @@ import gzip
 import os
 
 import pytest
-
-from analysis import formats
-from analysis.errors import InputError
-from analysis.formats.base import Blocks
-from analysis.formats.parquet_pages import ThriftError, chunk_pages
-from analysis.measure import bound
-from analysis.stats import bound_fractions
+from hepfmt import formats
+from hepfmt.errors import InputError
+from hepfmt.formats.base import Blocks
+from hepfmt.formats.parquet_pages import ThriftError, chunk_pages
+from hepfmt.measure import bound
+from hepfmt.stats import bound_fractions
 
 #: Every codec each format's bound takes, and the uncompressed floor.
 FILES = [("ttree", "none", {}), ("ttree", "zstd-5", {}), ("ttree", "lz4-4", {}),
@@ -176,7 +175,7 @@ def test_parquet_page_headers_by_hand():
 
 
 def test_layers_sorts_perf_symbols():
-    from analysis.measure.layers import OTHER, classify
+    from hepfmt.measure.layers import OTHER, classify
 
     report = """# comment
     40.00%  libCore.so          [.] ZSTD_decompressBlock_internal

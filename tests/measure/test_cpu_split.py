@@ -1,5 +1,5 @@
 """Every timed scan splits its wall time into user, system and waiting time, counts its page
-faults and records its own peak memory (analysis.measure.reads.timed_scan), through the same
+faults and records its own peak memory (hepfmt.measure.reads.timed_scan), through the same
 path a real reader's scan takes: a toy reader that sleeps must show waiting, one that spins
 must show user time, one that allocates must show its own peak."""
 
@@ -15,9 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-from analysis.formats.base import Marks, Reader
-from analysis.measure.reads import ReadSpec, timed_scan, usage_split
+from hepfmt.formats.base import Marks, Reader
+from hepfmt.measure.reads import ReadSpec, timed_scan, usage_split
 
 SLEEP_S = 0.4
 SPIN_S = 0.4
@@ -83,7 +82,7 @@ _OWN_PEAK_SCRIPT = """
 import json, sys
 sys.path[:0] = [{tests!r}]
 from measure.test_cpu_split import _allocates, _reader, _sleeps, _spec
-from analysis.measure.reads import timed_scan
+from hepfmt.measure.reads import timed_scan
 print(json.dumps([timed_scan(_reader(_allocates), _spec()), timed_scan(_reader(_sleeps), _spec())]))
 """
 

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SELECTION
-
-from analysis.cli import main
-from analysis.measure import digest, reads
+from hepfmt.cli import main
+from hepfmt.measure import digest, reads
 
 
 def _flip_middle(path: Path) -> None:

@@ -1,4 +1,4 @@
-"""A "fastest" pairing side (analysis.measure.fastest): its reader is the quickest the run's
+"""A "fastest" pairing side (hepfmt.measure.fastest): its reader is the quickest the run's
 measure records timed on its candidate files, chosen before the pair's own reads, recorded
 with what it was chosen from; a candidate without the selection is named, never skipped."""
 
@@ -9,19 +9,18 @@ from pathlib import Path
 
 import pytest
 from conftest import SELECTION
-
-from analysis.errors import InputError, UsageError
-from analysis.measure.fastest import Candidate, choose
-from analysis.measure.pairs import PairSide, PairSpec, measure_pair
-from analysis.measure.timing import Stopping
+from hepfmt.errors import InputError, UsageError
+from hepfmt.measure.fastest import Candidate, choose
+from hepfmt.measure.pairs import PairSide, PairSpec, measure_pair
+from hepfmt.measure.timing import Stopping
 
 
 @pytest.fixture(scope="module")
 def measured(written, source, tmp_path_factory) -> dict[str, tuple[PairSide, Candidate]]:
     """A TTree and a Parquet file, each with its size record (proofs) and a measure record of
     two readers (the records ``fastest`` chooses from)."""
-    from analysis.measure.reads import measure_file
-    from analysis.measure.sizes import write_size_record
+    from hepfmt.measure.reads import measure_file
+    from hepfmt.measure.sizes import write_size_record
 
     root = tmp_path_factory.mktemp("fastest")
     out = {}
@@ -76,8 +75,8 @@ def test_a_recorded_bound_stands_only_for_its_file_branches_and_cpu(measured, so
                                                                      tmp_path) -> None:
     """A measure record's bound is reused for the same file, events, branches and CPU model;
     anything else gives None (the pair job then measures the bound itself)."""
-    from analysis.measure.reads import recorded_bounds
-    from analysis.samples.source import read_source_meta
+    from hepfmt.measure.reads import recorded_bounds
+    from hepfmt.samples.source import read_source_meta
 
     meta = read_source_meta(source)
     side, cand = measured["ttree"]

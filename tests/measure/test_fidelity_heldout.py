@@ -12,11 +12,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.measure import fidelity, heldout
-from analysis.measure.heldout import halves, held_out
-from analysis.samples.model import load_model
+from hepfmt.cli import main
+from hepfmt.measure import fidelity, heldout
+from hepfmt.measure.heldout import halves, held_out
+from hepfmt.samples.model import load_model
 
 NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
 pytestmark = pytest.mark.skipif(not NANO.is_file(), reason=f"needs {NANO}")

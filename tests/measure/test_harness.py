@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import hepfmt.formats.base as base
 import pytest
 from conftest import N_EVENTS, SELECTION
-
-import analysis.formats.base as base
-from analysis.formats.root import ttree
-from analysis.measure import reads
-from analysis.measure.reads import ReadBatch, ReadSpec, run_batch
-from analysis.measure.timing import Stopping
+from hepfmt.formats.root import ttree
+from hepfmt.measure import reads
+from hepfmt.measure.reads import ReadBatch, ReadSpec, run_batch
+from hepfmt.measure.timing import Stopping
 
 THREE = Stopping.exactly(3)  # three timed repetitions per mode
 
@@ -105,7 +104,7 @@ def test_a_reader_proven_at_convert_is_primed_not_proven_again(written, source,
                                                                monkeypatch) -> None:
     """A batch proven elsewhere runs no checksum at all: it loads the file and scans the
     smallest selection once, untimed, then times as before."""
-    from analysis.measure import digest
+    from hepfmt.measure import digest
 
     calls = _count_compiled(monkeypatch)
     ten = _spec(written("ttree", "zstd-5"), source, "ttree", "getentry")
@@ -121,8 +120,8 @@ def test_measure_takes_proofs_and_bytes_from_the_size_record(written, source, tm
     a record of another file is refused."""
     import json
 
-    from analysis.errors import InputError, VerificationError
-    from analysis.measure.sizes import write_size_record
+    from hepfmt.errors import InputError, VerificationError
+    from hepfmt.measure.sizes import write_size_record
 
     path = written("parquet", "zstd-3")
     record = tmp_path / "size.json"

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from conftest import SELECTION
-
-from analysis.errors import VerificationError
-from analysis.measure import digest, reads
-from analysis.measure.verify import prove_readers
+from hepfmt.errors import VerificationError
+from hepfmt.measure import digest, reads
+from hepfmt.measure.verify import prove_readers
 
 
 def _file(path: Path, data: bytes) -> Path:

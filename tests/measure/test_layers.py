@@ -9,9 +9,8 @@ import sys
 from functools import cache
 
 import pytest
-
-from analysis.cli import main
-from analysis.measure.layers import OTHER, PARQUET_LAYERS, classify, layer_of, profiled_readers
+from hepfmt.cli import main
+from hepfmt.measure.layers import OTHER, PARQUET_LAYERS, classify, layer_of, profiled_readers
 
 
 @cache
@@ -95,7 +94,7 @@ def test_parquet_layers_shares_add_up():
 
 
 def test_the_parquet_readers_profiled_come_from_the_registry():
-    from analysis import formats
+    from hepfmt import formats
 
     readers = profiled_readers("parquet")
     assert "pyarrow" in readers

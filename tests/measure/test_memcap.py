@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.measure import isolated, memcap
-from analysis.measure.memcap import GB
+from hepfmt.errors import ConfigError, InputError, VerificationError
+from hepfmt.measure import isolated, memcap
+from hepfmt.measure.memcap import GB
 
 #: Per child: generous for a machine several times slower than an idle one.
 TIMEOUT_S = 600
@@ -214,9 +213,9 @@ def test_a_child_that_names_the_problem_is_taken_at_its_word(tests_importable, t
 
 IN_PROCESS = r"""
 import resource, sys
-from analysis.errors import InputError
-from analysis.measure import memcap
-from analysis.measure.memcap import GB
+from hepfmt.errors import InputError
+from hepfmt.measure import memcap
+from hepfmt.measure.memcap import GB
 
 path = sys.argv[1]
 held = bytearray(int(sys.argv[2]) * GB // 2) if len(sys.argv) > 2 else None  # data held before

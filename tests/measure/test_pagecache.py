@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from analysis.measure.pagecache import evict, resident_pages
+from hepfmt.measure.pagecache import evict, resident_pages
 
 NO_EVICTION_FS = {"tmpfs", "ramfs"}
 

@@ -1,4 +1,4 @@
-"""Paired measurements (analysis.measure.pairs): both sides in one job, interleaved, first reads
+"""Paired measurements (hepfmt.measure.pairs): both sides in one job, interleaved, first reads
 apart, load recorded and enforced, one-line errors; and the invariants every timed scan meets."""
 
 from __future__ import annotations
@@ -9,17 +9,16 @@ from pathlib import Path
 
 import pytest
 from conftest import N_EVENTS, SELECTION
-
-from analysis.errors import HepfmtError, InputError, VerificationError
-from analysis.measure import invariants, load
-from analysis.measure.pairs import PairSide, PairSpec, measure_pair
-from analysis.paired import ratio_rows, side_rows
+from hepfmt.errors import HepfmtError, InputError, VerificationError
+from hepfmt.measure import invariants, load
+from hepfmt.measure.pairs import PairSide, PairSpec, measure_pair
+from hepfmt.paired import ratio_rows, side_rows
 
 
 @pytest.fixture(scope="module")
 def sides(written, source, tmp_path_factory) -> tuple[PairSide, PairSide]:
     """A TTree and a Parquet file with size records holding passed proofs and their digests."""
-    from analysis.measure.sizes import write_size_record
+    from hepfmt.measure.sizes import write_size_record
 
     root = tmp_path_factory.mktemp("pairs")
     out = []
@@ -177,7 +176,7 @@ def test_a_broken_invariant_is_an_error_naming_file_and_reader() -> None:
 def test_time_to_first_event_is_never_before_the_open() -> None:
     """A first chunk faster than the steady rate (chunk times vary) resolves no set-up: 0, said
     so, never a time to the first event before the open."""
-    from analysis.stats import parts
+    from hepfmt.stats import parts
 
     p = parts(0.1, [(100, 0.2), (200, 0.5), (300, 0.8)])
     assert p["setup_raw_s"] < 0 and p["setup_s"] == 0.0
@@ -200,7 +199,7 @@ def _fake_rounds(monkeypatch, ratios, first_kept=None, clock=None) -> list[int]:
     """Rounds whose kept repeats have the Parquet / ROOT ratios ``ratios(index)``; the first
     read of try ``i`` is kept unless ``first_kept(i)`` says not; ``clock`` replaces the
     timer. Returns the indices each round was started with."""
-    from analysis.measure import pairs
+    from hepfmt.measure import pairs
 
     started: list[int] = []
     tries = itertools.count()
@@ -226,7 +225,7 @@ _NO_FILES = (PairSide("a.root", "ttree", "ttree", "none", "rdf"),
 
 
 def _selection(**kw) -> dict:
-    from analysis.measure.pairs import measure_selection
+    from hepfmt.measure.pairs import measure_selection
 
     return measure_selection(_spec(_NO_FILES, "source.arrow", precision=0.05, **kw), "ten",
                              N_EVENTS, 1.0, Path("."))

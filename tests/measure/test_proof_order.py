@@ -18,11 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import CLUSTER_SIZE
-
-from analysis import formats
-from analysis.errors import VerificationError
-from analysis.measure.verify import check_source, verify_written
-from analysis.samples.source import sidecar_path
+from hepfmt import formats
+from hepfmt.errors import VerificationError
+from hepfmt.measure.verify import check_source, verify_written
+from hepfmt.samples.source import sidecar_path
 
 
 def _source_like(source: Path, table: pa.Table, out: Path) -> Path:

@@ -8,11 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-
-from analysis import cli
-from analysis.cli import main
-from analysis.errors import VerificationError
-from analysis.measure import isolated
+from hepfmt import cli
+from hepfmt.cli import main
+from hepfmt.errors import VerificationError
+from hepfmt.measure import isolated
 
 #: Per child: generous for a machine several times slower than an idle one.
 TIMEOUT_S = 600

@@ -1,4 +1,4 @@
-"""``hepfmt bench reproduce`` (analysis.measure.reproduce): two passes over real files, the
+"""``hepfmt bench reproduce`` (hepfmt.measure.reproduce): two passes over real files, the
 second after the first; the report's lines and agreement; the busy processes' lifetime; the
 missing-file and filter errors; the command's glue to the plan."""
 
@@ -17,14 +17,13 @@ import pytest
 import yaml
 from conftest import CLUSTER_SIZE, N_EVENTS, PROCESS, SEED, SELECTION
 from helpers import ROOT, write_config
-
-from analysis.cli import main
-from analysis.errors import InputError, UsageError
-from analysis.measure import reproduce as rp
-from analysis.measure.pairs import PairSide, PairSpec
-from analysis.paired import QUANTITIES, READS
-from analysis.report.compare_runs import consistent, two_passes
-from analysis.samples.source import sidecar_path
+from hepfmt.cli import main
+from hepfmt.errors import InputError, UsageError
+from hepfmt.measure import reproduce as rp
+from hepfmt.measure.pairs import PairSide, PairSpec
+from hepfmt.paired import QUANTITIES, READS
+from hepfmt.report.compare_runs import consistent, two_passes
+from hepfmt.samples.source import sidecar_path
 
 SUMMARY = re.compile(r"^(\d+) of (\d+) ratios agree \((\d+%|n/a): medians consistent with both "
                      r"intervals(; \d+% expected if nothing changed)?\); each median inside "
@@ -159,7 +158,7 @@ def test_busy_processes_end_on_an_error_too() -> None:
 def test_busy_processes_end_when_their_parent_is_killed(tmp_path) -> None:
     """SIGKILL runs no ``finally``: the busy loop notices its parent is gone by itself."""
     parent = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom analysis.measure import reproduce\n"
+        [sys.executable, "-c", "import sys, time\nfrom hepfmt.measure import reproduce\n"
          "with reproduce.busy(1) as procs:\n    print(procs[0].pid, flush=True)\n"
          "    time.sleep(600)\n"], stdout=subprocess.PIPE, text=True)
     pid = int(parent.stdout.readline())
@@ -212,8 +211,8 @@ def _config(results: Path) -> Path:
 
 def _as_make_run_leaves_them(config: Path, source: Path, sides) -> None:
     """The sample and both files where ``make run`` writes them."""
-    from analysis.plan import config as cfg
-    from analysis.plan import paths, study
+    from hepfmt.plan import config as cfg
+    from hepfmt.plan import paths, study
 
     c = cfg.load(config)
     results = c["results"]

@@ -21,13 +21,12 @@ from pathlib import Path
 
 import pytest
 from conftest import SELECTION
+from hepfmt import records
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.samples.source import read_source_meta
 
-from analysis import records
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.samples.source import read_source_meta
-
-HEPFMT = [sys.executable, "-m", "analysis.cli"]
+HEPFMT = [sys.executable, "-m", "hepfmt.cli"]
 
 
 @pytest.fixture(scope="module")

@@ -27,12 +27,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
-from analysis.errors import ConfigError
-from analysis.measure.pagecache import evict
-from analysis.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
-from analysis.measure.storage.counters import IOCount
-from analysis.measure.storage.profiles import Profile
+from hepfmt.errors import ConfigError
+from hepfmt.measure.pagecache import evict
+from hepfmt.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles
+from hepfmt.measure.storage.counters import IOCount
+from hepfmt.measure.storage.profiles import Profile
 
 
 def _kernel_hz() -> int | None:
@@ -158,7 +157,7 @@ def test_an_unknown_profile_flag_is_named(tmp_path: Path,
                                           capsys: pytest.CaptureFixture) -> None:
     """--profiles is a flag: its error names it, not the config key 'storage.profile' (which a
     config naming an unknown profile still gets: above)."""
-    from analysis.cli import main
+    from hepfmt.cli import main
 
     rc = main(["storage", str(tmp_path / "x.parquet"), "--source", str(tmp_path / "missing"),
                "--format", "parquet", "--variant", "none", "--cluster-size", "250",
@@ -192,7 +191,7 @@ MACHINE_ROOM = Profile("test-machine-room", "remote", 1.25e9, latency_s=0.2e-3)
 
 
 def test_latency_below_the_proxys_resolution_is_refused() -> None:
-    from analysis.measure.storage import shaping
+    from hepfmt.measure.storage import shaping
 
     with pytest.raises(Unavailable, match=r"0\.2 ms round trip.*netem"):
         shaping.toxics(MACHINE_ROOM)
@@ -279,7 +278,7 @@ def test_cgroup_v2_throttle_writes_one_io_max_line(tmp_path: Path) -> None:
 
 _TIMED_READ = """
 import json, sys, time
-from analysis.measure.storage.counters import proc_io
+from hepfmt.measure.storage.counters import proc_io
 a = proc_io(); t = time.perf_counter()
 with open(sys.argv[1], "rb") as f:
     while f.read(1 << 20):
@@ -351,7 +350,7 @@ def test_device_torn_down_when_the_body_raises(tmp_path: Path, ledger_root: Path
 
 
 def _server_or_skip(**kwargs):
-    from analysis.measure.storage.servers import XRootDServer
+    from hepfmt.measure.storage.servers import XRootDServer
 
     try:
         return XRootDServer(**kwargs)
@@ -375,8 +374,8 @@ def test_server_stopped_when_the_body_raises(ledger_root: Path) -> None:
 # test_storage_release.py)
 _HOLD = """
 import json, sys, time
-from analysis.measure.storage import blockdev, ledger, profiles
-from analysis.measure.storage.servers import XRootDServer
+from hepfmt.measure.storage import blockdev, ledger, profiles
+from hepfmt.measure.storage.servers import XRootDServer
 ledger._supervise = lambda path: None
 with XRootDServer() as srv:
     ids = {"server": srv.pid, "export": str(srv.export)}
@@ -418,8 +417,8 @@ def test_reap_undoes_what_a_killed_process_left(tmp_path: Path, ledger_root: Pat
 
 _ROOT_READ = """
 import json, sys
-from analysis.formats.root.backend import READERS, TREE, root
-from analysis.measure.storage.counters import proc_io
+from hepfmt.formats.root.backend import READERS, TREE, root
+from hepfmt.measure.storage.counters import proc_io
 ROOT = root(READERS)
 url, branches = sys.argv[1], sys.argv[2].split(",")
 a = proc_io()
@@ -435,8 +434,8 @@ print(json.dumps({"checksums": {br: [int(v) for v in flat[4 * i:4 * i + 4]]
 _UPROOT_READ = """
 import json, sys
 import awkward as ak, uproot
-from analysis.checksum import EMPTY, checksum, merge
-from analysis.measure.storage.counters import proc_io, uproot_source
+from hepfmt.checksum import EMPTY, checksum, merge
+from hepfmt.measure.storage.counters import proc_io, uproot_source
 url, branches = sys.argv[1], sys.argv[2].split(",")
 out = dict.fromkeys(branches, EMPTY)
 a = proc_io()
@@ -457,9 +456,9 @@ print(json.dumps({"checksums": out, "requests": n.requests, "bytes": n.bytes,
 _PYARROW_READ = """
 import json, sys, time
 import fsspec, pyarrow.parquet as pq
-from analysis.checksum import EMPTY
-from analysis.formats.base import add_checksums
-from analysis.measure.storage.counters import CountingFile, proc_io
+from hepfmt.checksum import EMPTY
+from hepfmt.formats.base import add_checksums
+from hepfmt.measure.storage.counters import CountingFile, proc_io
 url, branches = sys.argv[1], sys.argv[2].split(",")
 out = dict.fromkeys(branches, EMPTY)
 a = proc_io(); t = time.perf_counter()
@@ -512,7 +511,7 @@ def test_xrootd_serves_what_local_reads_see(served, source_meta: dict, selection
 
 def test_wan_latency_through_toxiproxy(served, source_meta: dict, selection) -> None:
     """Through the wan profile's proxy every sequential request waits a full round trip."""
-    from analysis.measure.storage import shaping
+    from hepfmt.measure.storage import shaping
 
     try:
         proxy = shaping.Toxiproxy()
@@ -533,13 +532,13 @@ def test_wan_latency_through_toxiproxy(served, source_meta: dict, selection) -> 
     assert got["wall_s"] >= got["requests"] * wan.latency_s
 
 
-# ---- a measurement on storage profiles (analysis.measure.onstorage) ---------------------------
+# ---- a measurement on storage profiles (hepfmt.measure.onstorage) ---------------------------
 
 
 def _measure(written, source: Path, fmt: str, variant: str, readers: list[str],
              selections: dict, names: list[str], out: Path, workdir: Path) -> dict:
-    from analysis.measure.onstorage import measure_storage
-    from analysis.measure.timing import Stopping
+    from hepfmt.measure.onstorage import measure_storage
+    from hepfmt.measure.timing import Stopping
 
     return measure_storage(written(fmt, variant), source, fmt, variant, 250, readers,
                            selections, names, out, Stopping(0.05, 60.0, 3, 3),
@@ -638,7 +637,7 @@ def test_reads_through_xrootd_verify_as_locally(written, source: Path, selection
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """The same checksums as the source (each read's untimed proof), through a proxy."""
     _server_or_skip()
-    from analysis.measure.storage import shaping
+    from hepfmt.measure.storage import shaping
 
     try:
         shaping.find_binary()
@@ -671,7 +670,7 @@ def test_reads_through_xrootd_verify_as_locally(written, source: Path, selection
 
 def test_nothing_is_left_when_a_read_fails(written, source: Path, tmp_path: Path,
                                            ledger_root: Path) -> None:
-    from analysis.errors import HepfmtError
+    from hepfmt.errors import HepfmtError
 
     names = []
     try:
@@ -680,8 +679,8 @@ def test_nothing_is_left_when_a_read_fails(written, source: Path, tmp_path: Path
     except Unavailable:
         pass
     try:
-        from analysis.measure.storage import shaping
-        from analysis.measure.storage.servers import XRootDServer
+        from hepfmt.measure.storage import shaping
+        from hepfmt.measure.storage.servers import XRootDServer
 
         XRootDServer()
         shaping.find_binary()

@@ -1,7 +1,7 @@
 """A killed ``storage`` job's loop device, mount, cgroup, image and servers are released by its
 ledger's supervisor within seconds, not at the next ``storage`` job (issue 44, item 7): the
 tests kill the owner with SIGKILL (alone, and with its whole process group) and never call
-:func:`~analysis.measure.storage.ledger.reap` before looking."""
+:func:`~hepfmt.measure.storage.ledger.reap` before looking."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from analysis.measure.storage import Unavailable, blockdev, ledger
+from hepfmt.measure.storage import Unavailable, blockdev, ledger
 
 #: How long a release may take (the supervisor polls every 0.5 s; a loop device's detach and
 #: an unmount take well under a second): several times what it takes on an idle machine.
@@ -24,7 +23,7 @@ WITHIN_S = 60.0
 
 _OWNER = """
 import json, os, subprocess, sys, time
-from analysis.measure.storage import ledger
+from hepfmt.measure.storage import ledger
 led = ledger.Ledger(supervised=sys.argv[2] == "supervised")
 kept = os.path.join(sys.argv[1], "kept.tmp")
 led.add("file", path=kept)
@@ -39,7 +38,7 @@ time.sleep(600)
 
 _DEVICE_OWNER = """
 import json, sys, time
-from analysis.measure.storage import blockdev, profiles
+from hepfmt.measure.storage import blockdev, profiles
 ctx = blockdev.emulated(profiles.get("hdd"), 16 << 20, workdir=sys.argv[1])
 dev = ctx.__enter__()  # ctx kept: its collection would close the generator (a teardown)
 print(json.dumps({"mountpoint": str(dev.mountpoint), "cgroup": str(dev.cgroup),

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from analysis import formats
-from analysis.cli import main
-from analysis.errors import ConfigError, InputError, exit_with
-from analysis.measure import isolated, memcap, timelimit
-from analysis.plan import cost
+from hepfmt import formats
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError, InputError, exit_with
+from hepfmt.measure import isolated, memcap, timelimit
+from hepfmt.plan import cost
 
 #: Per child or command: generous for a machine several times slower than an idle one.
 TIMEOUT_S = 600
@@ -50,7 +49,7 @@ def nap_call(seconds: float, pidfile: str) -> dict:
     return nap(Nap(seconds, pidfile))
 
 
-#: For a command's children (``python -m analysis.measure.isolated``), before hepfmt runs:
+#: For a command's children (``python -m hepfmt.measure.isolated``), before hepfmt runs:
 #: a child that sleeps past its limit with a grandchild. The parent command is not a child
 #: (no HEPFMT_SUBJECT) and runs as usual.
 SITECUSTOMIZE = """
@@ -132,7 +131,7 @@ def test_a_timing_child_gets_its_budget_on_top(monkeypatch, tmp_path):
     config/paper.yaml): the limit adds it, found in the child's real spec."""
     from dataclasses import asdict
 
-    from analysis.measure.reads import ReadBatch, ReadSpec
+    from hepfmt.measure.reads import ReadBatch, ReadSpec
 
     def spec(selection: str, modes: list[str]) -> dict:
         return asdict(ReadSpec(path="f", source="s", adapter="ttree", reader="rdf",
@@ -211,7 +210,7 @@ def test_a_child_dies_with_its_parent(tests_importable, tmp_path):
     the workflow ended): it asks the kernel to kill it when its parent dies."""
     pidfile = tmp_path / "helper.pid"
     parent = subprocess.Popen([sys.executable, "-c", (
-        "from analysis.measure import isolated; isolated.call('test_timelimit:nap_call', "
+        "from hepfmt.measure import isolated; isolated.call('test_timelimit:nap_call', "
         f"{{'seconds': 60, 'pidfile': {str(pidfile)!r}}}, 'f.root', 'reading', 600)")])
     try:
         deadline = time.monotonic() + TIMEOUT_S
@@ -238,7 +237,7 @@ def test_a_command_over_the_limit_is_one_line_and_exit_2(tmp_path, how):
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path),
                                                        os.environ.get("PYTHONPATH")]))}
     env.pop(timelimit.ENV, None)
-    args = [sys.executable, "-m", "analysis.cli", "import", str(path), "-o",
+    args = [sys.executable, "-m", "hepfmt.cli", "import", str(path), "-o",
             str(tmp_path / "s.arrow")]
     if how == "env":
         env[timelimit.ENV] = "2"

@@ -6,9 +6,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from analysis.measure.timing import Stopping, repeat
-from analysis.stats import fit_fixed_cost, median_interval, parts, parts_of, sharp
+from hepfmt.measure.timing import Stopping, repeat
+from hepfmt.stats import fit_fixed_cost, median_interval, parts, parts_of, sharp
 
 
 def test_median_interval_is_the_order_statistics_of_binomial_coverage() -> None:
@@ -84,7 +83,7 @@ def test_fit_of_fixed_cost_and_rate_across_file_lengths() -> None:
 def test_rounds_may_be_one_and_stop_by_a_precision_test_of_their_own() -> None:
     """A pair job's rounds: the one loop, with rounds as its repetitions (one may be the
     fewest) and its own test of precision in place of each call's median."""
-    from analysis.measure.timing import RoundStopping, interleaved
+    from hepfmt.measure.timing import RoundStopping, interleaved
 
     rounds = itertools.count()
     reps, how = interleaved({"round": lambda: {"n": next(rounds)}},

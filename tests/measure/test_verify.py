@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from conftest import CLUSTER_SIZE
+from hepfmt import formats
+from hepfmt.errors import VerificationError
+from hepfmt.measure.verify import check_source, verify_written
 
-from analysis import formats
-from analysis.errors import VerificationError
-from analysis.measure.verify import check_source, verify_written
-
-HEPFMT = [sys.executable, "-m", "analysis.cli"]
+HEPFMT = [sys.executable, "-m", "hepfmt.cli"]
 
 
 def test_a_file_from_another_source_fails_verification(source, written, tmp_path) -> None:
@@ -111,7 +110,7 @@ def test_convert_proves_the_readers_it_is_asked_to(source, tmp_path) -> None:
 def test_a_reader_that_reads_wrong_values_is_recorded_not_fatal(source, written,
                                                                 tmp_path) -> None:
     """A reader's failed proof disqualifies its timings; the verifier still decides the file."""
-    from analysis.measure.verify import prove_readers
+    from hepfmt.measure.verify import prove_readers
 
     meta = check_source(source)
     other = tmp_path / "other.arrow"

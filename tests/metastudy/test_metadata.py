@@ -23,14 +23,13 @@ import pyarrow.parquet as pq
 import pytest
 import uproot
 import yaml
-
-from analysis.codec import Variant
-from analysis.errors import ConfigError, InputError, VerificationError
-from analysis.measure import timing
-from analysis.metastudy import decode, metabytes, tables, widefiles
-from analysis.metastudy.rusthelper import BINARY
-from analysis.plan import metagrid, paths
-from analysis.plan.config import validate
+from hepfmt.codec import Variant
+from hepfmt.errors import ConfigError, InputError, VerificationError
+from hepfmt.measure import timing
+from hepfmt.metastudy import decode, metabytes, tables, widefiles
+from hepfmt.metastudy.rusthelper import BINARY
+from hepfmt.plan import metagrid, paths
+from hepfmt.plan.config import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = ["parquet-none", "parquet-chunk", "parquet-page", "ttree", "rntuple"]
@@ -255,7 +254,7 @@ def test_repeat_stops_at_the_budget_but_never_below_five(clock):
     out = decode.repeat({"m": quarter}, (1, 1), 100, 1e-9, "x")
     assert len(out["m"]["wall_s"]) == decode.MIN_REPETITIONS
     # 2 s of quarter-second decodes: the eighth spends the budget, and no ninth starts (the
-    # one repeat loop's rule, analysis.measure.timing.interleaved)
+    # one repeat loop's rule, hepfmt.measure.timing.interleaved)
     out = decode.repeat({"m": quarter}, (1, 1), 100, 2.0, "x")
     assert len(out["m"]["wall_s"]) == 8
 
@@ -400,7 +399,7 @@ def test_tables_refuse_an_incomplete_timing(tmp_path):
 
 
 def test_plots_are_written(tmp_path, monkeypatch):
-    from analysis.metastudy import plots
+    from hepfmt.metastudy import plots
 
     files = [_timing(tmp_path, n, "ttree", "root-ttree", n * 1e-6, 50 * n) for n in (10, 100)]
     df = tables.load(files)[0]

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from analysis.cli import main
-from analysis.plan import calibration, cost, paths, resources, resultsdir, study
-from analysis.plan import config as cfg
+from hepfmt.cli import main
+from hepfmt.plan import calibration, cost, paths, resources, resultsdir, study
+from hepfmt.plan import config as cfg
 
 #: Snakemake's benchmark TSV header (Snakemake 9), and a row's fields after ``s``.
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"

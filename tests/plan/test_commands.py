@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from analysis.plan import commands
+from hepfmt.plan import commands
 
 
 def _config(**sample) -> dict:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.errors import ConfigError, InputError
-from analysis.plan import config as cfg
-from analysis.plan.study import (
+from hepfmt.errors import ConfigError, InputError
+from hepfmt.plan import config as cfg
+from hepfmt.plan.study import (
     file_readers,
     files,
     measured,

@@ -14,11 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
-from analysis.cli import main
-from analysis.errors import ConfigError
-from analysis.plan import config as cfg
-from analysis.plan import resources, schema, study
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError
+from hepfmt.plan import config as cfg
+from hepfmt.plan import resources, schema, study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,8 +196,8 @@ def test_a_sample_file_is_checked_by_its_header(tmp_path: Path) -> None:
 # -- the schema's option rules agree with the adapters ------------------------------------------
 
 def test_option_rules_name_only_options_the_adapters_have() -> None:
-    from analysis import formats
-    from analysis.plan.options import parquet_keywords
+    from hepfmt import formats
+    from hepfmt.plan.options import parquet_keywords
 
     for adapter, rules in schema.load()["$defs"]["options"].items():
         if adapter == "description":
@@ -211,8 +210,8 @@ def test_option_rules_name_only_options_the_adapters_have() -> None:
 
 
 def test_option_enums_are_the_adapters_own() -> None:
-    from analysis.formats import lance, parquet
-    from analysis.formats.root import ttree
+    from hepfmt.formats import lance, parquet
+    from hepfmt.formats.root import ttree
 
     rules = schema.load()["$defs"]["options"]
     assert rules["ttree"]["properties"]["basket_policy"]["enum"] == list(ttree.BASKET_POLICIES)
@@ -250,9 +249,9 @@ def test_the_estimate_grows_with_the_events() -> None:
 
 def test_warnings_name_what_this_machine_lacks(monkeypatch: pytest.MonkeyPatch,
                                               tmp_path: Path) -> None:
-    import analysis.provenance
+    import hepfmt.provenance
 
-    monkeypatch.setattr(analysis.provenance, "machine",
+    monkeypatch.setattr(hepfmt.provenance, "machine",
                         lambda: {"cores": 2, "memory_bytes": 4 * 10**9})
     c = cfg.validate(_base())
     c["results"] = str(tmp_path / "not" / "yet" / "made")

@@ -14,11 +14,10 @@ from typing import NamedTuple
 import pytest
 import yaml
 from helpers import ROOT, run_snakemake
-
-from analysis.cli import main
-from analysis.errors import ConfigError
-from analysis.plan import config as cfg
-from analysis.plan import configfile
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError
+from hepfmt.plan import config as cfg
+from hepfmt.plan import configfile
 
 #: The key of a case refused for what the file is, not for a key in it: the message names the
 #: file instead.

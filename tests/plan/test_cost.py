@@ -6,12 +6,11 @@ import math
 from pathlib import Path
 
 import pytest
-
-from analysis import formats
-from analysis.cli import main
-from analysis.formats.base import ReadCost, ReadParts
-from analysis.plan import calibration, cost, resources, study
-from analysis.plan import config as cfg
+from hepfmt import formats
+from hepfmt.cli import main
+from hepfmt.formats.base import ReadCost, ReadParts
+from hepfmt.plan import calibration, cost, resources, study
+from hepfmt.plan import config as cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -157,8 +156,7 @@ def test_a_real_file_sample_is_costed_at_its_own_events(tmp_path) -> None:
     """Issue 17: a local file's entries come from its metadata, not an assumed 200,000."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from analysis.plan import cost
+    from hepfmt.plan import cost
 
     path = tmp_path / "real.parquet"
     pq.write_table(pa.table({"nMuon": pa.array(range(1234), pa.int32())}), path)
@@ -180,7 +178,7 @@ def test_a_real_file_sample_is_costed_at_its_own_events(tmp_path) -> None:
 def test_every_engine_that_reads_parquet_has_its_own_measured_cost() -> None:
     """A query job is costed from its engines' measured parts; the slowest engine's stand in
     only for a pair (engine, format) not measured, never for a Parquet engine."""
-    from analysis.queries import ENGINES
+    from hepfmt.queries import ENGINES
 
     for name, engine in ENGINES.items():
         if "parquet" in engine.formats:

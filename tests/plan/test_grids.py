@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.errors import ConfigError
-from analysis.plan import config as cfg
-from analysis.plan import study
+from hepfmt.errors import ConfigError
+from hepfmt.plan import config as cfg
+from hepfmt.plan import study
 
 ROOT = Path(__file__).resolve().parents[2]
 

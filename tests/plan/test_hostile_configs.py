@@ -28,11 +28,10 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import ROOT, SNAKEMAKE, run_snakemake
-
-from analysis import atomic
-from analysis.cli import main
-from analysis.plan import config as cfg
-from analysis.plan import lock, resultsdir
+from hepfmt import atomic
+from hepfmt.cli import main
+from hepfmt.plan import config as cfg
+from hepfmt.plan import lock, resultsdir
 
 SNAKEMAKE_BIN = Path(sys.executable).parent / "snakemake"
 
@@ -312,14 +311,14 @@ results: ?__import__("pathlib").Path({marker!r}).write_text("ran") and "results"
 def test_plain_snakemake_runs_nothing_of_a_yte_config(template: str, tmp_path: Path) -> None:
     """``snakemake -n --configfile C``, as the README documents it beside ``make run``:
     Snakemake loads C through YTE before the Snakefile; in hepfmt's venv it reads C as hepfmt
-    does (analysis/plan/plainconfig.py): the marker C's code would write never appears, and C
+    does (analysis/hepfmt/plan/plainconfig.py): the marker C's code would write never appears, and C
     is refused in one line. (``check-config`` refuses it the same way.)"""
     import sysconfig
 
-    from analysis.plan import plainconfig
+    from hepfmt.plan import plainconfig
 
     assert (Path(sysconfig.get_paths()["purelib"]) / plainconfig.PTH).is_file(), (
-        "this venv lacks the hook `make` installs: python -m analysis.plan.plainconfig")
+        "this venv lacks the hook `make` installs: python -m hepfmt.plan.plainconfig")
     marker = tmp_path / "MARKER"
     c = _base(tmp_path)
     path = tmp_path / "yte.yaml"

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from hepfmt import atomic
+from hepfmt.plan import lock, resultsdir
 
-from analysis import atomic
-from analysis.plan import lock, resultsdir
-
-HOLD = ("import sys, time; from analysis.plan import lock; lock.hold(sys.argv[1]); "
+HOLD = ("import sys, time; from hepfmt.plan import lock; lock.hold(sys.argv[1]); "
         "print('held', flush=True); time.sleep(600)")
 
 
@@ -199,7 +198,7 @@ def test_an_entry_is_no_licence_for_a_file_made_before_it(tmp_path: Path) -> Non
 
 KILLED_WRITER = """
 import os, sys, time
-from analysis.atomic import atomic_path, scratch_dir
+from hepfmt.atomic import atomic_path, scratch_dir
 with scratch_dir(prefix=f"hepfmt-fresh-{os.getpid()}-") as scratch, \
         atomic_path(sys.argv[1]) as tmp:
     tmp.write_bytes(b"half")

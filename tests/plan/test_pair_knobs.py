@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.errors import ConfigError
-from analysis.plan import commands, record, study
-from analysis.plan import config as cfg
+from hepfmt.errors import ConfigError
+from hepfmt.plan import commands, record, study
+from hepfmt.plan import config as cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.cli import build_parser
-from analysis.errors import ConfigError
-from analysis.measure.pairs import PairSpec
-from analysis.measure.timing import Stopping
-from analysis.plan import commands, paths, study
-from analysis.plan import config as cfg
+from hepfmt.cli import build_parser
+from hepfmt.errors import ConfigError
+from hepfmt.measure.pairs import PairSpec
+from hepfmt.measure.timing import Stopping
+from hepfmt.plan import commands, paths, study
+from hepfmt.plan import config as cfg
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,7 +101,7 @@ def test_overrides_apply_in_order_to_the_jobs_they_match() -> None:
 def test_every_timing_default_is_the_schemas() -> None:
     """One set of defaults: a config's ``compare`` and ``measure`` sections as the schema fills
     them are what ``hepfmt pair`` / ``measure`` / ``storage`` / ``query`` do alone (cache modes,
-    tasks and storage profiles too), and the pair record's defaults (analysis.defaults)."""
+    tasks and storage profiles too), and the pair record's defaults (hepfmt.defaults)."""
     c = cfg.validate({"samples": {"A": {"process": "QCD", "n_events": 10}},
                       "cluster_sizes": [5], "formats": {"ttree": {"variants": ["none"]},
                                                         "parquet": {"variants": ["none"]}}})

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.plan import config as cfg
-from analysis.plan import metagrid, paths, study
+from hepfmt.plan import config as cfg
+from hepfmt.plan import metagrid, paths, study
 
 ROOT = Path(__file__).resolve().parents[2]
 

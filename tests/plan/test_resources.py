@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis import formats
-from analysis.formats.base import DEFAULT_WRITE_MEMORY
-from analysis.plan import config as cfg
-from analysis.plan import cost
-from analysis.plan import resources as r
+from hepfmt import formats
+from hepfmt.formats.base import DEFAULT_WRITE_MEMORY
+from hepfmt.plan import config as cfg
+from hepfmt.plan import cost
+from hepfmt.plan import resources as r
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,7 +93,7 @@ def test_branch_count_comes_from_the_model(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["default.yaml", "paper.yaml", "test.yaml"])
 def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
     """Memory within a 16 GB node with room to spare; no job beyond a day."""
-    from analysis.plan import study
+    from hepfmt.plan import study
 
     config = cfg.load(ROOT / "config" / name)
     jobs = [("generate", {"sample": s}) for s in config["samples"]]
@@ -111,7 +110,7 @@ def test_every_job_of_the_shipped_configs_fits_a_batch_node(name: str) -> None:
 
 
 def test_a_measurement_is_sized_for_the_readers_the_read_plan_gives_its_file() -> None:
-    from analysis.plan import study
+    from hepfmt.plan import study
 
     c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     c["measure"].update(cluster_sizes=[1500], readers={"ttree": ["rdf", "uproot", "ttreereader"]})
@@ -128,7 +127,7 @@ def test_a_measurement_is_sized_for_the_readers_the_read_plan_gives_its_file() -
 def test_a_pair_job_and_the_proofs_of_its_files_are_estimated() -> None:
     """A pair job: two live workers, its rounds and repeats; a file only a pair reads is
     written with its one pair reader's proof."""
-    from analysis.plan import study
+    from hepfmt.plan import study
 
     c = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     c["samples"]["DYJetsToLL"]["n_events"] = 200_000

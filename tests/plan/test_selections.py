@@ -10,14 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
-from analysis.cli import main
-from analysis.errors import ConfigError
-from analysis.plan import commands, selections
-from analysis.plan import config as cfg
-from analysis.plan.record import record
-from analysis.plan.selections import Unresolved, resolve
-from analysis.samples.schema import Branch, Schema
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError
+from hepfmt.plan import commands, selections
+from hepfmt.plan import config as cfg
+from hepfmt.plan.record import record
+from hepfmt.plan.selections import Unresolved, resolve
+from hepfmt.samples.schema import Branch, Schema
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The 2018 list as the config's default writes it.

@@ -1,4 +1,4 @@
-"""Per task, the best-ROOT / best-Parquet answer (analysis.report.query_answer) on hand-made
+"""Per task, the best-ROOT / best-Parquet answer (hepfmt.report.query_answer) on hand-made
 rows whose numbers are known: which engine wins each side, the ratio's arithmetic, the coverage
 its interval has, and how it goes over samples."""
 
@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import ROOT
-
-from analysis.plan import config as cfg
-from analysis.plan.record import record
-from analysis.report.query_answer import answer_table, per_sample, side_of
+from hepfmt.plan import config as cfg
+from hepfmt.plan.record import record
+from hepfmt.report.query_answer import answer_table, per_sample, side_of
 
 ROOT_TIMES = [0.10, 0.11, 0.12, 0.13, 0.14]  # median 0.12
 PARQUET_TIMES = [0.05, 0.06, 0.07, 0.08, 0.09]  # median 0.07

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-
-from analysis import formats
-from analysis.errors import VerificationError
-from analysis.queries import ENGINES, DistributedModule, Engine, EngineModule, supported
-from analysis.queries import tasks as T
-from analysis.queries.reference import compare, passing, reference
+from hepfmt import formats
+from hepfmt.errors import VerificationError
+from hepfmt.queries import ENGINES, DistributedModule, Engine, EngineModule, supported
+from hepfmt.queries import tasks as T
+from hepfmt.queries.reference import compare, passing, reference
 
 PAIRS = sorted({(e, f) for e, f, _ in supported()})
 TASKS = T.select()
@@ -71,7 +70,7 @@ def test_every_engine_module_meets_its_protocol(name: str) -> None:
 
 
 def test_a_module_without_the_protocol_is_refused() -> None:
-    fake = Engine("fake", "analysis.queries.tasks", frozenset({"parquet"}), frozenset({1}))
+    fake = Engine("fake", "hepfmt.queries.tasks", frozenset({"parquet"}), frozenset({1}))
     with pytest.raises(TypeError, match="EngineModule"):
         fake.load()
     assert not isinstance(ENGINES["awkward"].load(), DistributedModule)
@@ -150,9 +149,9 @@ ANSWERS = {
 @pytest.fixture(scope="module")
 def hand_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The events above as a source sample (Arrow IPC + sidecar) with NanoAOD's dtypes."""
-    from analysis.samples.generate import arrow_schema
-    from analysis.samples.model import default_model
-    from analysis.samples.source import write_sidecar
+    from hepfmt.samples.generate import arrow_schema
+    from hepfmt.samples.model import default_model
+    from hepfmt.samples.source import write_sidecar
 
     schema = default_model().subset(T.columns(TASKS)).schema
     arrays = {}

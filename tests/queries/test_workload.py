@@ -14,15 +14,14 @@ import pytest
 import yaml
 from conftest import CLUSTER_SIZE, N_EVENTS
 from helpers import ROOT, run_snakemake
-
-from analysis.cli import main
-from analysis.errors import ConfigError
-from analysis.plan import config as cfg
-from analysis.plan import study
-from analysis.plan.record import record
-from analysis.queries import ENGINES
-from analysis.queries import tasks as T
-from analysis.queries.reference import compare, passing, reference
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError
+from hepfmt.plan import config as cfg
+from hepfmt.plan import study
+from hepfmt.plan.record import record
+from hepfmt.queries import ENGINES
+from hepfmt.queries import tasks as T
+from hepfmt.queries.reference import compare, passing, reference
 
 TEST_CONFIG = ROOT / "config" / "test.yaml"
 
@@ -97,8 +96,8 @@ def test_answer_and_its_figure_from_a_real_run(config: dict, root_and_parquet: l
     """Tabulated, the two records give per cache mode task 1's ROOT / Parquet ratio with the
     interval five repetitions per side give (88%), the winners named; the time to the first
     histogram per format · engine; and the figure of the ratios."""
-    from analysis.report import figures
-    from analysis.report.query_tables import tabulate_queries
+    from hepfmt.report import figures
+    from hepfmt.report.query_tables import tabulate_queries
 
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(record(config)))
@@ -167,7 +166,7 @@ def dask_cluster():
 @pytest.mark.parametrize("fmt", ["parquet", "ttree"])
 def test_dask_engine_equals_the_reference(fmt: str, written, source: Path,
                                           dask_cluster: str) -> None:
-    from analysis.queries import dask_engine
+    from hepfmt.queries import dask_engine
 
     task = T.TASKS[6]
     dask_engine.prepare()
@@ -195,7 +194,7 @@ def test_distributed_engine_equals_the_reference(name: str, fmt: str, written, s
 def test_dask_awkward_partitions_are_the_clusters(written) -> None:
     """One partition per cluster or row group, as awkward-dask submits them; nothing is read
     while the graph is built."""
-    from analysis.queries import dak_engine
+    from hepfmt.queries import dak_engine
 
     for fmt in sorted(ENGINES["dask-awkward"].formats):
         graph = dak_engine.graph(written(fmt, "zstd-3"), [T.TASKS[1]])
@@ -204,7 +203,7 @@ def test_dask_awkward_partitions_are_the_clusters(written) -> None:
 
 
 def test_pieces_are_the_clusters(written) -> None:
-    from analysis.queries.awkward_engine import pieces
+    from hepfmt.queries.awkward_engine import pieces
 
     for fmt in ("ttree", "rntuple", "parquet", "feather"):
         assert pieces(written(fmt, "zstd-3")) == [(0, 250), (250, 500), (500, 600)], fmt
@@ -273,9 +272,9 @@ def _record(path: Path, sample: str, fmt: str, rows: list[dict], provenance: dic
 
 
 def test_table_from_hand_made_records(config: dict, tmp_path: Path) -> None:
-    from analysis.provenance import collect
-    from analysis.report import figures
-    from analysis.report.query_tables import tabulate_queries
+    from hepfmt.provenance import collect
+    from hepfmt.report import figures
+    from hepfmt.report.query_tables import tabulate_queries
 
     prov = collect(data_path=tmp_path)
     files = []
@@ -315,9 +314,9 @@ def test_an_engine_that_cannot_read_a_format_is_listed_not_applicable(config: di
                                                                      tmp_path: Path) -> None:
     """Arrow IPC queried by polars: the coffea engine, which has no Arrow IPC reader, has a row
     of "n/a" and its reason (never a silent gap); no n/a row for the TTree, which it reads."""
-    from analysis.provenance import collect
-    from analysis.queries import ENGINES
-    from analysis.report.query_tables import tabulate_queries
+    from hepfmt.provenance import collect
+    from hepfmt.queries import ENGINES
+    from hepfmt.report.query_tables import tabulate_queries
 
     prov = collect(data_path=tmp_path)
     files = [_record(tmp_path / "ttree.json", "A", "ttree",

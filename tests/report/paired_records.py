@@ -1,6 +1,6 @@
 """Paired measurements made by hand, shaped as ``hepfmt pair`` writes them (a ROOT and a
 Parquet scan per pair, rounds of a first pair and repeat pairs), with their summary from
-:mod:`analysis.paired`: the report's tests need no ROOT to read what a pair says."""
+:mod:`hepfmt.paired`: the report's tests need no ROOT to read what a pair says."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.paired import summarize_pair
+from hepfmt.paired import summarize_pair
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
         "machine": {"cpu": "pair cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k",

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from analysis.errors import InputError
-from analysis.report import answer
-from analysis.report.answer import cpus
+from hepfmt.errors import InputError
+from hepfmt.report import answer
+from hepfmt.report.answer import cpus
 
 ROOT = Path(__file__).resolve().parents[2]
 AMD, INTEL = (ROOT / "results" / "reference" / n for n in ("amd-epyc", "intel-xeon"))

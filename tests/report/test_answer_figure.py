@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from analysis.plan import config as cfg
-from analysis.plan.record import record
-from analysis.report import direction, figures, plan_record
-from analysis.report.figures import answer, inputs, query_ratios, ratios
-from analysis.report.figures.order import series_styles
+from hepfmt.plan import config as cfg
+from hepfmt.plan.record import record
+from hepfmt.report import direction, figures, plan_record
+from hepfmt.report.figures import answer, inputs, query_ratios, ratios
+from hepfmt.report.figures.order import series_styles
 
 REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference" / "amd-epyc"
 

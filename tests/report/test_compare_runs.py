@@ -1,4 +1,4 @@
-"""Two runs' ratios side by side (analysis.report.compare_runs): agreement, overlap and factor on
+"""Two runs' ratios side by side (hepfmt.report.compare_runs): agreement, overlap and factor on
 hand-made rows, tables with and without a ``read`` column, and two runs' directories (the
 committed reference against a changed copy of it)."""
 
@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.report.compare_runs import (
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.report.compare_runs import (
     agreement,
     compare,
     compare_runs,

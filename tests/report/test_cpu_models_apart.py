@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hepfmt.plan import resources
+from hepfmt.report import answer
+from hepfmt.report.tables import tabulate
 from paired_records import PROV, plan, record, size_records, write
-
-from analysis.plan import resources
-from analysis.report import answer
-from analysis.report.tables import tabulate
 
 N_EVENTS, CLUSTER = 4000, 1000
 #: per CPU model, ROOT's steady rate (events/s): Parquet's is 10000 on both

@@ -1,5 +1,5 @@
 """The ROOT / Parquet ratio in CPU time (user + system) and in user time beside the wall-time
-ratio (analysis.paired.cpu_columns), tabulated into ``ratios.csv`` and ``pairs.csv``, and the
+ratio (hepfmt.paired.cpu_columns), tabulated into ``ratios.csv`` and ``pairs.csv``, and the
 answer's sentence on what a ratio is made of: from paired measurements made by hand whose split
 is known, and from ones made before the split (empty columns, the answer's gap kept)."""
 
@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hepfmt import paired
+from hepfmt.report import answer
+from hepfmt.report.tables import tabulate
 from paired_records import PROV, plan, record, write
-
-from analysis import paired
-from analysis.report import answer
-from analysis.report.tables import tabulate
 
 N_EVENTS, CLUSTER, FILE_EVENTS = 4000, 1000, 2_000_000
 #: Each side's user, system share of its wall time (the rest waiting).

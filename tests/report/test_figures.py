@@ -15,17 +15,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hepfmt.cli import main
+from hepfmt.plan import study as grid
+from hepfmt.plan.config import validate
+from hepfmt.plan.record import record as plan_of
+from hepfmt.report import direction, figures, plan_record
+from hepfmt.report.figures import axes, inputs, memory, ratios, tradeoff
+from hepfmt.report.style import provenance_footer
+from hepfmt.report.tables import tabulate
 from paired_records import record, with_selections
 from paired_records import write as write_pair
-
-from analysis.cli import main
-from analysis.plan import study as grid
-from analysis.plan.config import validate
-from analysis.plan.record import record as plan_of
-from analysis.report import direction, figures, plan_record
-from analysis.report.figures import axes, inputs, memory, ratios, tradeoff
-from analysis.report.style import provenance_footer
-from analysis.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00",
         "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00", "uproot": "5.7.7"},

@@ -12,15 +12,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hepfmt import paired
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.report import figures
+from hepfmt.report.figures import inputs, ratios
+from hepfmt.report.tables import tabulate
 from paired_records import PROV as PAIR_PROV
 from paired_records import plan, record, size_records, write
-
-from analysis import paired
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.report import figures
-from analysis.report.figures import inputs, ratios
-from analysis.report.tables import tabulate
 
 N_EVENTS, CLUSTER, FILE_EVENTS = 4000, 1000, 2_000_000
 SIZE_PROV = {**PAIR_PROV, "machine": {**PAIR_PROV["machine"], "cpu": "size cpu"}}

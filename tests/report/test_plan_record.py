@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.plan.config import validate
+from hepfmt.report import plan_record
 
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.plan.config import validate
-from analysis.report import plan_record
-
-REPORT = Path(__file__).resolve().parents[2] / "analysis" / "report"
+REPORT = Path(__file__).resolve().parents[2] / "analysis" / "hepfmt" / "report"
 
 
 def _config() -> dict:
@@ -66,13 +65,13 @@ def test_incomplete_plan_record_is_named(tmp_path: Path) -> None:
 
 
 def test_report_never_imports_the_planning_stage() -> None:
-    offenders = [p for p in REPORT.rglob("*.py") if "analysis.plan" in p.read_text()]
+    offenders = [p for p in REPORT.rglob("*.py") if "hepfmt.plan" in p.read_text()]
     assert offenders == []
 
 
 def test_figure_registry_loads_no_plotting_library() -> None:
     """The Snakefile imports the registry while it parses: it must stay cheap."""
-    code = ("import sys; from analysis.report import figures; "
+    code = ("import sys; from hepfmt.report import figures; "
             "print(sorted(figures.FAMILIES), 'matplotlib' in sys.modules, "
             "'pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -12,18 +12,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from paired_records import plan
-
-from analysis.report.load import load_reads
-from analysis.report.steady import steady_throughput
-from analysis.report.tables import tabulate
-from analysis.stats import (
+from hepfmt.report.load import load_reads
+from hepfmt.report.steady import steady_throughput
+from hepfmt.report.tables import tabulate
+from hepfmt.stats import (
     median_interval,
     parts_of,
     ratio_interval,
     samples_interval,
     summarize,
 )
+from paired_records import plan
 
 #: The artificial reader: open + set-up before the first event, then a fixed cost per event.
 OPEN, SETUP, COST = 0.1, 0.4, 1e-4

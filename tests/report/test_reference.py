@@ -43,7 +43,7 @@ def test_reference_provenance_names_the_locked_versions() -> None:
 
 
 def test_reference_has_every_figure_family_and_the_metadata_study() -> None:
-    from analysis.report.figures import FAMILIES
+    from hepfmt.report.figures import FAMILIES
 
     for fam in (f for f in FAMILIES.values() if f.target == "all"):  # what `make run` draws
         png = REFERENCE / "figures" / f"{fam.stem}.png"

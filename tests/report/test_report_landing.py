@@ -16,8 +16,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 from helpers import ROOT
-
-from analysis.report import direction, report_rst
+from hepfmt.report import direction, report_rst
 
 REPORT = ROOT / "workflow" / "report"
 LANDING = REPORT / "workflow.rst"
@@ -134,7 +133,7 @@ def test_the_answer_and_its_figure_come_first(report_outputs: list[SimpleNamespa
 def render_landing(config: dict, files: list[SimpleNamespace]) -> str:
     """``workflow.rst`` as ``snakemake --report`` renders it (snakemake.report.auto_report):
     Jinja2 with the config and the report's files, then docutils to an HTML body, with the
-    directive the Snakefile registers (it imports analysis.report.report_rst)."""
+    directive the Snakefile registers (it imports hepfmt.report.report_rst)."""
     from docutils.core import publish_parts
     from jinja2 import Environment
 
@@ -146,7 +145,7 @@ def render_landing(config: dict, files: list[SimpleNamespace]) -> str:
 
 @pytest.fixture(scope="module")
 def default_config() -> dict:
-    from analysis.plan import config as cfg
+    from hepfmt.plan import config as cfg
 
     return cfg.load(ROOT / "config" / "default.yaml")
 
@@ -175,9 +174,9 @@ def test_landing_shows_the_answer_and_figure_first(tmp_path: Path,
 
 
 def test_the_snakefile_registers_what_the_landing_uses() -> None:
-    """The landing's ``data-image`` directive exists only once analysis.report.report_rst is
+    """The landing's ``data-image`` directive exists only once hepfmt.report.report_rst is
     imported: by the Snakefile, before ``snakemake --report`` renders the page."""
-    assert "from analysis.report import report_rst" in (ROOT / "Snakefile").read_text()
+    assert "from hepfmt.report import report_rst" in (ROOT / "Snakefile").read_text()
     assert ".. data-image::" in LANDING.read_text() and report_rst.__name__ in LANDING.read_text()
 
 

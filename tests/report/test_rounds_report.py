@@ -1,4 +1,4 @@
-"""``hepfmt bench rounds`` (analysis.paired.round_spread, analysis.report.rounds): the spread of
+"""``hepfmt bench rounds`` (hepfmt.paired.round_spread, hepfmt.report.rounds): the spread of
 the rounds' median ratios against what their own repeat pairs allow, on records made by hand
 whose per-pair ratios are known."""
 
@@ -9,11 +9,10 @@ import math
 from pathlib import Path
 
 import pytest
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.paired import round_spread
 from paired_records import record
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.paired import round_spread
 
 N_EVENTS, CLUSTER = 4000, 1000
 
@@ -69,5 +68,5 @@ def test_no_pair_record_is_one_line(tmp_path: Path, capsys) -> None:
     assert err.count("\n") == 1 and "no pair records" in err
     with pytest.raises(InputError, match="not a pair record"):
         (tmp_path / "y.json").write_text("{")
-        from analysis.report.rounds import records
+        from hepfmt.report.rounds import records
         records(tmp_path)

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from analysis.cli import main
-from analysis.report import answer, direction
-from analysis.report.answer import cpus, facts
-from analysis.report.answer import wording as w
+from hepfmt.cli import main
+from hepfmt.report import answer, direction
+from hepfmt.report.answer import cpus, facts
+from hepfmt.report.answer import wording as w
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCES = sorted(d for d in (ROOT / "results" / "reference").iterdir()

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from analysis.errors import InputError
-from analysis.plan.config import validate
-from analysis.plan.record import record
-from analysis.report import direction
-from analysis.report.storage_tables import (
+from hepfmt.errors import InputError
+from hepfmt.plan.config import validate
+from hepfmt.plan.record import record
+from hepfmt.report import direction
+from hepfmt.report.storage_tables import (
     load_storage,
     storage_means,
     storage_ratios,
@@ -55,7 +54,7 @@ PROFILES = {
 
 
 def _read(profile: str, reader: str, median: float) -> dict:
-    """One read as ``analysis.measure.onstorage._record`` writes it (its fields the tables
+    """One read as ``hepfmt.measure.onstorage._record`` writes it (its fields the tables
     use, with the counters of the view each profile counts in)."""
     reps = [{"wall_s": median, "cpu_s": median / 2}] * REPETITIONS
     rec = {"profile": profile, "kind": PROFILES[profile]["kind"], "reader": reader,
@@ -232,7 +231,7 @@ def test_tabulate_refuses_no_records(tmp_path: Path) -> None:
 
 
 def _figure_inputs(tmp_path: Path, files: list[Path]):
-    from analysis.report.figures.inputs import load_inputs
+    from hepfmt.report.figures.inputs import load_inputs
 
     out = tmp_path / "tables"
     tabulate_storage(_plan(), files, out)
@@ -242,7 +241,7 @@ def _figure_inputs(tmp_path: Path, files: list[Path]):
 
 
 def test_storage_figure_draws_from_the_storage_tables(tmp_path: Path) -> None:
-    from analysis.report import figures
+    from hepfmt.report import figures
 
     inp, tables, plan = _figure_inputs(tmp_path, _write(tmp_path))
     fig, notes = figures.FAMILIES["storage"].draw(inp)
@@ -272,7 +271,7 @@ def test_storage_figure_draws_from_the_storage_tables(tmp_path: Path) -> None:
 
 
 def test_storage_figure_says_when_nothing_was_measured(tmp_path: Path) -> None:
-    from analysis.report import figures
+    from hepfmt.report import figures
 
     files = _write(tmp_path)
     for f in files:  # every read gone: only the skipped profiles remain

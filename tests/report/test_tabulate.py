@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from analysis.errors import InputError
-from analysis.plan.config import validate
-from analysis.plan.record import record
-from analysis.report import table_names
-from analysis.report.tables import tabulate
+from hepfmt.errors import InputError
+from hepfmt.plan.config import validate
+from hepfmt.plan.record import record
+from hepfmt.report import table_names
+from hepfmt.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00"},
         "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k",
@@ -135,7 +134,7 @@ def test_every_table_carries_provenance(tables: Path) -> None:
 
 
 def test_tabulate_writes_exactly_the_named_tables(tables: Path) -> None:
-    """What the tabulate rule lists as its outputs (analysis.report.table_names): every table
+    """What the tabulate rule lists as its outputs (hepfmt.report.table_names): every table
     as CSV, the documents also as Markdown and HTML; nothing more."""
     written = {p.name for p in tables.iterdir()} - {"provenance.json"}
     assert written == {f"{n}.csv" for n in table_names.CSV} | {
@@ -177,7 +176,7 @@ def test_mixed_versions_are_reported(tmp_path: Path) -> None:
 
 def test_formats_table_names_files_that_were_only_sized() -> None:
     """A variant written but not read-measured is a row of its own, without a 'nan' reader."""
-    from analysis.report.sections import format_sections
+    from hepfmt.report.sections import format_sections
 
     ft = pd.DataFrame({"label": ["TTree", "TTree"], "variant": ["zstd-5", "lzma-1"],
                        "cluster_size": [100, 100], "normalized_size_mean": [0.5, 0.4],
@@ -191,7 +190,7 @@ def test_formats_table_names_files_that_were_only_sized() -> None:
 
 
 def test_table_documents_leave_unmeasured_cells_empty(tmp_path: Path) -> None:
-    from analysis.report.documents import write_doc
+    from hepfmt.report.documents import write_doc
 
     df = pd.DataFrame({"implementation": ["uproot", "pyarrow"], "1000 columns": [1.5, 2.5],
                        "10000 columns": [None, 3.5]})

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from analysis.samples.chain import learn_chain
-from analysis.samples.generate import generate_chunk
-from analysis.samples.model import Model, ValueModel
-from analysis.samples.processes import PROCESSES
-from analysis.samples.schema import Branch, Schema
-from analysis.samples.source import to_column
+from hepfmt.samples.chain import learn_chain
+from hepfmt.samples.generate import generate_chunk
+from hepfmt.samples.model import Model, ValueModel
+from hepfmt.samples.processes import PROCESSES
+from hepfmt.samples.schema import Branch, Schema
+from hepfmt.samples.source import to_column
 
 OPENING = [21, 21, 22, 23]
 

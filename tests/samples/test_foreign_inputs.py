@@ -13,10 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from analysis.cli import main
-from analysis.samples.inputs import plain_type
-from analysis.samples.source import open_source
+from hepfmt.cli import main
+from hepfmt.samples.inputs import plain_type
+from hepfmt.samples.source import open_source
 
 
 def test_awkward_extension_types_import_as_their_storage(tmp_path: Path) -> None:

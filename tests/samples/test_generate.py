@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hepfmt.samples.generate as gen
 import numpy as np
 import pyarrow as pa
 import pytest
-
-import analysis.samples.generate as gen
-from analysis.errors import ConfigError
-from analysis.samples.model import Model, default_model, round_mantissa
-from analysis.samples.processes import PROCESSES
-from analysis.samples.source import open_source, to_column
+from hepfmt.errors import ConfigError
+from hepfmt.samples.model import Model, default_model, round_mantissa
+from hepfmt.samples.processes import PROCESSES
+from hepfmt.samples.source import open_source, to_column
 
 MODEL = default_model()
 SMALL = MODEL.subset(["Jet_pt", "Jet_eta", "HLT_IsoMu24", "event"])

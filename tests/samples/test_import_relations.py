@@ -19,11 +19,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.samples.relations import check_chunk, check_parquet
-from analysis.samples.source import Column, read_source_meta
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.samples.relations import check_chunk, check_parquet
+from hepfmt.samples.source import Column, read_source_meta
 
 NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
 #: Entries per basket: unequal, so a basket read in another's place holds other entries.

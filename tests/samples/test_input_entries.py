@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 import uproot
 import yaml
-
-from analysis.cli import main
-from analysis.errors import ConfigError
-from analysis.plan import config as cfg
+from hepfmt.cli import main
+from hepfmt.errors import ConfigError
+from hepfmt.plan import config as cfg
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
 KINDS = ("ttree", "rntuple", "parquet")

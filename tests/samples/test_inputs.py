@@ -16,17 +16,16 @@ import awkward as ak
 import numpy as np
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.measure import fidelity
-from analysis.measure.fidelity import compare
-from analysis.samples.generate import generate
-from analysis.samples.inputs import detect, extract_schema, open_input
-from analysis.samples.learn import extract
-from analysis.samples.model import Model
-from analysis.samples.processes import PROCESSES
-from analysis.samples.source import open_source, read_source_meta, to_column
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.measure import fidelity
+from hepfmt.measure.fidelity import compare
+from hepfmt.samples.generate import generate
+from hepfmt.samples.inputs import detect, extract_schema, open_input
+from hepfmt.samples.learn import extract
+from hepfmt.samples.model import Model
+from hepfmt.samples.processes import PROCESSES
+from hepfmt.samples.source import open_source, read_source_meta, to_column
 
 NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
 COLLECTIONS = ("Jet", "Muon", "Electron", "GenPart")

@@ -13,13 +13,12 @@ import awkward as ak
 import numpy as np
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.samples.generate import generate
-from analysis.samples.learn import extract
-from analysis.samples.model import Model, ValueModel, mantissa_bits, round_mantissa
-from analysis.samples.source import open_source, read_source_meta, to_column
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.samples.generate import generate
+from hepfmt.samples.learn import extract
+from hepfmt.samples.model import Model, ValueModel, mantissa_bits, round_mantissa
+from hepfmt.samples.source import open_source, read_source_meta, to_column
 
 N = 400
 PMF = {0: 0.25, 1: 0.25, 2: 0.25, 3: 0.25}

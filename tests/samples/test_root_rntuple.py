@@ -13,14 +13,13 @@ from pathlib import Path
 import awkward as ak
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.measure import fidelity
-from analysis.samples.inputs import extract_schema, open_input
-from analysis.samples.learn import extract
-from analysis.samples.model import Model
-from analysis.samples.source import read_source_meta
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.measure import fidelity
+from hepfmt.samples.inputs import extract_schema, open_input
+from hepfmt.samples.learn import extract
+from hepfmt.samples.model import Model
+from hepfmt.samples.source import read_source_meta
 
 NANO = Path(__file__).resolve().parents[3] / "shared" / "nanoaod" / "nano_dy.root"
 pytestmark = pytest.mark.skipif(not NANO.is_file(), reason=f"needs {NANO}")

@@ -16,20 +16,19 @@ import awkward as ak
 import numpy as np
 import pytest
 import uproot
-
-from analysis.cli import main
-from analysis.errors import InputError
-from analysis.samples.generate import generate
-from analysis.samples.importer import import_tree
-from analysis.samples.learn import extract
-from analysis.samples.model import Model
-from analysis.samples.relations_model import (
+from hepfmt.cli import main
+from hepfmt.errors import InputError
+from hepfmt.samples.generate import generate
+from hepfmt.samples.importer import import_tree
+from hepfmt.samples.learn import extract
+from hepfmt.samples.model import Model
+from hepfmt.samples.relations_model import (
     Relations,
     broken_relations,
     by_chance,
     relations_of_source,
 )
-from analysis.samples.source import open_source, to_column
+from hepfmt.samples.source import open_source, to_column
 
 N = 400
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
-
-from analysis.samples.generate import arrow_schema
-from analysis.samples.schema import Branch, Schema
-from analysis.samples.source import describe_source, naive_bytes, to_arrow, to_column
+from hepfmt.samples.generate import arrow_schema
+from hepfmt.samples.schema import Branch, Schema
+from hepfmt.samples.source import describe_source, naive_bytes, to_arrow, to_column
 
 F32 = {1.0: 0x3F800000, 2.0: 0x40000000, 3.0: 0x40400000, 4.0: 0x40800000, 5.0: 0x40A00000}
 

@@ -13,12 +13,11 @@ from pathlib import Path
 import awkward as ak
 import numpy as np
 import uproot
-
-from analysis.samples.chain import learn_chain
-from analysis.samples.generate import generate
-from analysis.samples.learn import extract
-from analysis.samples.model import MAX_CATEGORIES, learn_values
-from analysis.samples.source import open_source, to_column
+from hepfmt.samples.chain import learn_chain
+from hepfmt.samples.generate import generate
+from hepfmt.samples.learn import extract
+from hepfmt.samples.model import MAX_CATEGORIES, learn_values
+from hepfmt.samples.source import open_source, to_column
 
 RNG = np.random.default_rng(41)
 N = 3000

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import ROOT, run_snakemake, small_schema
-
-from analysis.cli import main
-from analysis.plan import config as cfg
-from analysis.plan import resources, scratch
+from hepfmt.cli import main
+from hepfmt.plan import config as cfg
+from hepfmt.plan import resources, scratch
 
 pytestmark = pytest.mark.slow
 

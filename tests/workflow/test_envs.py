@@ -87,7 +87,7 @@ def test_env_pins_equal_the_pip_lock(path: Path) -> None:
 
 
 def test_the_root_pairing_is_the_installed_wheel() -> None:
-    from analysis.provenance import _root_version
+    from hepfmt.provenance import _root_version
 
     assert _root_version() == ROOT_IN_WHEEL[lock()["root"]]
 

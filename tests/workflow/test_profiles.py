@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import ROOT, run_snakemake, small_schema, write_config
-
-from analysis.plan import resources as r
-from analysis.plan import study as grid
-from analysis.plan.config import validate
+from hepfmt.plan import resources as r
+from hepfmt.plan import study as grid
+from hepfmt.plan.config import validate
 
 PROFILES = ROOT / "workflow" / "profiles"
 pytestmark = pytest.mark.slow

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers import ROOT, SNAKEMAKE, run_snakemake, small_schema
-
-from analysis import atomic
-from analysis.plan import lock, resultsdir
+from hepfmt import atomic
+from hepfmt.plan import lock, resultsdir
 
 #: how `make run` resumes (Makefile RESUME)
 RESUME = ("--rerun-incomplete", "--nolock")
@@ -74,7 +73,7 @@ def test_a_second_run_on_the_same_results_is_refused(tmp_path: Path) -> None:
     results = tmp_path / "results"
     config = tiny_config(tmp_path, results)
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; "
-                               "from analysis.plan import lock; lock.hold(sys.argv[1]); "
+                               "from hepfmt.plan import lock; lock.hold(sys.argv[1]); "
                                "print('held', flush=True); time.sleep(600)", str(results)],
                               stdout=subprocess.PIPE, text=True)
     try:

@@ -16,10 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 from helpers import ROOT, run_snakemake, small_schema
-
-from analysis.cli import main
-from analysis.plan import calibration, paths
-from analysis.plan import config as cfg
+from hepfmt.cli import main
+from hepfmt.plan import calibration, paths
+from hepfmt.plan import config as cfg
 
 pytestmark = pytest.mark.slow
 

@@ -1,13 +1,13 @@
 # Shared helpers: the grid's wildcard patterns and job resources used by several stages. Paths come from
-# analysis/plan/paths.py, command-line fragments from analysis/plan/commands.py.
+# analysis/hepfmt/plan/paths.py, command-line fragments from analysis/hepfmt/plan/commands.py.
 import os
 import shlex
 import sys
 
 from snakemake.settings.types import DeploymentMethod
 
-from analysis.plan import commands
-from analysis.plan import resources as batch
+from hepfmt.plan import commands
+from hepfmt.plan import resources as batch
 
 # Every job can run `hepfmt`, whatever software environment it runs in and whatever PATH
 # Snakemake was started with: in the pip route it is the entry point beside the Python that runs
@@ -47,7 +47,7 @@ GRID_WILDCARDS = {
 
 
 def job_resources(rule):
-    """Resources of every job of ``rule``, estimated from the config (analysis/plan/resources.py).
+    """Resources of every job of ``rule``, estimated from the config (analysis/hepfmt/plan/resources.py).
 
     A batch system kills a job that asks too little and queues one that asks too much, so the
     figures follow each job's events, branches, cluster size and readers. The HTCondor plugin

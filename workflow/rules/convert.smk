@@ -10,7 +10,7 @@ rule convert:
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
         # without keep_files: the release of the file group this one's writing waits for, so
-        # that at most file_groups_in_flight groups hold files at once (analysis/plan/scratch.py)
+        # that at most file_groups_in_flight groups hold files at once (analysis/hepfmt/plan/scratch.py)
         gate=lambda wc: GATES[scratch.FileGroup(wc.sample, int(wc.cluster))],
     output:
         # without keep_files, deleted by Snakemake after its last reader

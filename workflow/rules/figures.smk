@@ -1,9 +1,9 @@
 # Stage 5: figures (PNG + PDF) from the tables, one rule per figure family (drawn by
-# analysis/report/figures/<family>.py, or the module its Family names), every family of every
+# analysis/hepfmt/report/figures/<family>.py, or the module its Family names), every family of every
 # target (the read study's `all`, `queries`, `storage`) from this one definition, each PNG in
 # the report (snakemake --report) with its caption from workflow/report/<family>.rst. The
 # registry imported here loads no plotting library.
-from analysis.report import figures, style
+from hepfmt.report import figures, style
 
 FIGURE_SUBCATEGORIES = {
     "answer": "The answer",

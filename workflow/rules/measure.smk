@@ -5,7 +5,7 @@
 # Snakemake has (on a cluster: an exclusive node, from the profile), so no other job (a
 # conversion, another measurement) runs beside it and skews its timings; each reader runs in its
 # own fresh process. Selections come resolved against the sample's own branches
-# (analysis/plan/selections.py: MET_pt or PFMET_pt, nJet or nJet_pt).
+# (analysis/hepfmt/plan/selections.py: MET_pt or PFMET_pt, nJet or nJet_pt).
 
 
 rule measure:
@@ -59,7 +59,7 @@ rule pair:
         arrow=paths.source(RESULTS),
         meta=paths.source_meta(RESULTS),
         # a "fastest" side's candidates: their measure records say which reader is quickest
-        # (analysis/measure/fastest.py), their size records prove the chosen file
+        # (analysis/hepfmt/measure/fastest.py), their size records prove the chosen file
         candidates=lambda wc: [
             path(RESULTS, f)
             for f in pair_job(wc).candidate_files
@@ -87,7 +87,7 @@ rule pair:
     resources:
         **job_resources("pair"),
     params:
-        # the same spec `hepfmt bench reproduce` builds (analysis/plan/commands.py)
+        # the same spec `hepfmt bench reproduce` builds (analysis/hepfmt/plan/commands.py)
         args=lambda wc: commands.pair_arguments(
             commands.pair_spec(config, pair_job(wc))
         ),

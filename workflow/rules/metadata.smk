@@ -3,7 +3,7 @@
 #   snakemake --cores all metadata
 # One job writes and verifies each wide file; one job per file times every implementation (each
 # in a fresh process) and takes all of Snakemake's cores, so nothing runs beside a timing.
-from analysis.plan import metagrid
+from hepfmt.plan import metagrid
 
 META_CONFIG = config["metadata"]
 META_FILES = metagrid.files(config)

@@ -4,7 +4,7 @@
 # against the reference answers, computed once per sample from its source. Then the queries
 # tables (per task the best-ROOT / best-Parquet ratio, the time to the first histogram) and
 # figures, with their own provenance: the target needs none of the read study.
-from analysis.report import table_names
+from hepfmt.report import table_names
 
 QUERY_PLAN = study.queries(config)  # file -> its engines
 QUERY_TASKS = ",".join(map(str, study.query_tasks(config)))

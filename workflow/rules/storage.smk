@@ -5,8 +5,8 @@
 # at the largest measured cluster size; readers: those (the compare readers rdf and pyarrow,
 # TTreeReader and uproot, and polars and DuckDB, which read a URL through fsspec). Its table
 # and figure carry the storage reads' own provenance. Each job first undoes what killed storage
-# jobs left (analysis/measure/storage/ledger.py).
-from analysis.report import table_names
+# jobs left (analysis/hepfmt/measure/storage/ledger.py).
+from hepfmt.report import table_names
 
 STORAGE_FIGURES = [
     paths.figure(RESULTS, "storage", figures.FAMILIES["storage"].stem, ext)

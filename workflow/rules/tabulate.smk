@@ -1,6 +1,6 @@
 # Stage 4: size, read-time and ROOT/Parquet ratio tables (CSV, Markdown and HTML) with provenance,
-# named in analysis/report/table_names.py (CSV: all of them; DOCUMENTS: also Markdown + HTML).
-from analysis.report import table_names
+# named in analysis/hepfmt/report/table_names.py (CSV: all of them; DOCUMENTS: also Markdown + HTML).
+from hepfmt.report import table_names
 
 # How the report lists each table: by this title, not by its file's path (report(labels=...)),
 # the tables of every target (queries.smk and storage.smk use it too).
@@ -99,7 +99,7 @@ rule tabulate:
         "--pairs {input.pairs:q} > {log:q} 2>&1"
 
 
-# The run's answer, from its tables only (hepfmt answer; analysis/report/answer): what README,
+# The run's answer, from its tables only (hepfmt answer; analysis/hepfmt/report/answer): what README,
 # docs and the report's landing show. With tabulate.answer_metadata it waits for the metadata
 # study's tables too (so target `all` runs that study), for the metadata cost at the run's width.
 rule answer:

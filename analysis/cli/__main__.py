@@ -1,5 +1,0 @@
-"""``python -m analysis.cli``: the ``hepfmt`` command."""
-
-from analysis.cli import entry
-
-entry()

@@ -1,0 +1,5 @@
+"""``python -m hepfmt.cli``: the ``hepfmt`` command."""
+
+from hepfmt.cli import entry
+
+entry()
