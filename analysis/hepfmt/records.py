@@ -494,7 +494,7 @@ class ReadRow:
     # medians over the repetitions
     cpu_median_s: float
     minflt_median: float | None = None
-    # the CPU split (hepfmt.measure.reads.usage_split): None in a record from before it
+    # the CPU split (hepfmt.measure.timing.usage_split): None in a record from before it
     user_median_s: float | None = None
     sys_median_s: float | None = None
     wait_median_s: float | None = None

@@ -16,7 +16,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from hepfmt.formats.base import Marks, Reader
-from hepfmt.measure.reads import ReadSpec, timed_scan, usage_split
+from hepfmt.measure.reads import ReadSpec, timed_scan
+from hepfmt.measure.timing import usage_split
 
 SLEEP_S = 0.4
 SPIN_S = 0.4

@@ -40,7 +40,6 @@ import dataclasses
 import itertools
 import resource
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,7 @@ from hepfmt.measure import digest as content_digest
 from hepfmt.measure import invariants, isolated
 from hepfmt.measure.pagecache import evict
 from hepfmt.measure.storage import counters
-from hepfmt.measure.timing import Stopping, repeat
+from hepfmt.measure.timing import Stopping, repeat, timed
 from hepfmt.measure.verify import differing, mismatch
 from hepfmt.provenance import collect, machine
 from hepfmt.records import CACHE_MODES, ReadRecord, ReadRow, SizeRecord, data_file
@@ -96,17 +95,6 @@ class ReadSpec:
 
     def stopping(self) -> Stopping:
         return Stopping(self.precision, self.budget_s, self.min_repetitions, self.repetitions)
-
-
-def io_read_bytes() -> int:
-    """Bytes this process caused to be fetched from storage (-1 where the kernel hides it)."""
-    try:
-        for line in Path("/proc/self/io").read_text().splitlines():
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
 
 
 def process_peak_bytes() -> int:
@@ -193,26 +181,8 @@ def reset_scan_peak() -> int | None:
         return None
 
 
-def usage_split(before: resource.struct_rusage, after: resource.struct_rusage,
-                wall: float) -> dict:
-    """Where one timed region's wall time went, from ``getrusage(RUSAGE_SELF)`` around it:
-    ``user_s`` (the library's own work: decoding, copying), ``sys_s`` (the kernel's on the
-    process's behalf: page faults of fresh memory, ``mmap``/``munmap`` of an allocator, reads),
-    ``wait_s`` (neither: waiting for storage, a lock, the scheduler), and the page faults:
-    minor (fresh or cached pages mapped) and major (pages read from disk).
-
-    ``wait_s`` = wall - user - sys is what it says only for a single-threaded region: with
-    threads, CPU time adds up over them and can exceed wall time, and the waiting is then
-    hidden (it is floored at 0, never negative)."""
-    user = after.ru_utime - before.ru_utime
-    system = after.ru_stime - before.ru_stime
-    return {"user_s": user, "sys_s": system, "wait_s": max(0.0, wall - user - system),
-            "minflt": after.ru_minflt - before.ru_minflt,
-            "majflt": after.ru_majflt - before.ru_majflt}
-
-
 def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = None) -> dict:
-    """One timed scan: wall time and its split (:func:`usage_split`), bytes read from storage,
+    """One timed scan (:func:`.timing.timed`): wall time and its split, bytes read from storage,
     the scan's own peak memory (``scan_peak_rss_bytes``: the high-water mark reset just before
     it, and ``scan_start_rss_bytes`` the resident bytes it started from; None where the reset
     is refused), and the scan's marks (and, with ``spec.count_io``, what it asked of storage).
@@ -220,18 +190,12 @@ def timed_scan(reader: Reader, spec: ReadSpec, tap: counters.ReaderTap | None = 
     marks = Marks()
     before = _io_snapshot(spec, tap) if spec.count_io else None
     start_rss = reset_scan_peak()
-    io0 = io_read_bytes()
-    use0 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
-    wall = time.perf_counter() - t0
-    cpu = time.process_time() - cpu0
-    use1 = resource.getrusage(resource.RUSAGE_SELF)
+    with timed() as clock:
+        entries = reader.scan(spec.path, spec.branches, spec.threads, marks)
     peak = _status_kib("VmHWM") * 1024 if start_rss is not None else None
-    rep = {"wall_s": wall, "cpu_s": cpu, **usage_split(use0, use1, wall),
-           "disk_read_bytes": io_read_bytes() - io0, "entries": entries,
+    rep = {**clock.as_dict(), "entries": entries,
            "scan_peak_rss_bytes": peak, "scan_start_rss_bytes": start_rss,
-           **marks.since(t0)}
+           **marks.since(clock.start)}
     if before is not None:
         rep["io"] = storage_counts(spec, tap, before)
     if spec.n_events >= 0 and entries != spec.n_events:

@@ -1,12 +1,31 @@
-"""When to stop repeating a timing, and the loop that repeats it (the statistics it stops on are
-:mod:`hepfmt.stats`')."""
+"""How hepfmt times: one timed region (:func:`timed`), when to stop repeating a timing
+(:class:`Stopping`), and the loops that repeat it (:func:`interleaved`, :func:`repeat`; the
+statistics they stop on are :mod:`hepfmt.stats`').
+
+One rule for every timed region: garbage is collected before it and the cyclic collector is off
+inside it (as :mod:`timeit` does), so that a collection the harness's own objects set off is
+never charged to a reader; reference counting still frees a reader's buffers as it goes.
+
+Loops that time otherwise, and why:
+
+* :mod:`.layers` profiles a child that scans for a fixed number of seconds under ``perf``: the
+  profile, not a time, is its result, and its usage counts span every scan of the window;
+* :mod:`.scaling` times a Dask cluster's workers, whose clocks are in other processes: only the
+  wall time of the client's call means anything there;
+* :mod:`.bound` times decompression passes in C++ (``std::chrono`` inside the pass), where no
+  Python object is made and no Python clock can see inside.
+"""
 
 from __future__ import annotations
 
+import gc
 import math
+import resource
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import ClassVar
 
 from hepfmt.defaults import default
@@ -19,6 +38,82 @@ TIMING_KEYS = ("precision", "budget_s", "min_repetitions", "repetitions")
 #: makes exactly as many as it is given, ``measure.repetitions`` in the workflow): the
 #: schema's ``measure.queries_min_repetitions``.
 QUERY_MIN_REPETITIONS: int = default("measure.queries_min_repetitions")
+
+
+def io_read_bytes() -> int:
+    """Bytes this process caused to be fetched from storage (-1 where the kernel hides it)."""
+    try:
+        for line in Path("/proc/self/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def usage_split(before: resource.struct_rusage, after: resource.struct_rusage,
+                wall: float) -> dict:
+    """Where one timed region's wall time went, from ``getrusage(RUSAGE_SELF)`` around it:
+    ``user_s`` (the library's own work: decoding, copying), ``sys_s`` (the kernel's on the
+    process's behalf: page faults of fresh memory, ``mmap``/``munmap`` of an allocator, reads),
+    ``wait_s`` (neither: waiting for storage, a lock, the scheduler), and the page faults:
+    minor (fresh or cached pages mapped) and major (pages read from disk).
+
+    ``wait_s`` = wall - user - sys is what it says only for a single-threaded region: with
+    threads, CPU time adds up over them and can exceed wall time, and the waiting is then
+    hidden (it is floored at 0, never negative)."""
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    return {"user_s": user, "sys_s": system, "wait_s": max(0.0, wall - user - system),
+            "minflt": after.ru_minflt - before.ru_minflt,
+            "majflt": after.ru_majflt - before.ru_majflt}
+
+
+@dataclass
+class Clock:
+    """What one :func:`timed` region took, filled when it ends: wall and CPU time, where the
+    wall time went (:func:`usage_split`) and the bytes fetched from storage. ``start`` is the
+    ``time.perf_counter`` at its start: a reader's marks are taken on that clock."""
+
+    start: float = 0.0
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    user_s: float = 0.0
+    sys_s: float = 0.0
+    wait_s: float = 0.0
+    minflt: int = 0
+    majflt: int = 0
+    disk_read_bytes: int = 0
+
+    def as_dict(self) -> dict:
+        """Every measured field (``start`` is a clock reading, not a measurement)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "start"}
+
+
+@contextmanager
+def timed() -> Iterator[Clock]:
+    """Time the body (``with timed() as clock: ...``; ``clock`` is filled when it ends) under
+    the module's rule on garbage collection. Nothing but the clocks' own reads is inside."""
+    clock = Clock()
+    gc.collect()
+    collecting = gc.isenabled()
+    gc.disable()
+    io0 = io_read_bytes()
+    use0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, clock.start = time.process_time(), time.perf_counter()
+    try:
+        yield clock
+    finally:
+        clock.wall_s = time.perf_counter() - clock.start
+        clock.cpu_s = time.process_time() - cpu0
+        use1 = resource.getrusage(resource.RUSAGE_SELF)
+        io1 = io_read_bytes()
+        if collecting:
+            gc.enable()
+        split = usage_split(use0, use1, clock.wall_s)
+        clock.user_s, clock.sys_s, clock.wait_s = split["user_s"], split["sys_s"], split["wait_s"]
+        clock.minflt, clock.majflt = split["minflt"], split["majflt"]
+        clock.disk_read_bytes = io1 - io0
 
 
 @dataclass(frozen=True)

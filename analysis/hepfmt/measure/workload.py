@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -40,13 +39,12 @@ from hepfmt.measure import isolated
 from hepfmt.measure.pagecache import evict, load
 from hepfmt.measure.reads import (
     MODES,
-    io_read_bytes,
     process_peak_bytes,
     read_peak_bytes,
     start_read_peak,
     zip_bytes_of,
 )
-from hepfmt.measure.timing import Stopping, repeat
+from hepfmt.measure.timing import Stopping, repeat, timed
 from hepfmt.provenance import collect
 from hepfmt.queries import tasks as T
 from hepfmt.queries.reference import compare, summary
@@ -128,10 +126,10 @@ def run_queries(spec: QuerySpec) -> dict:
                     ev = evict(spec.path)
                     rep.update(pages=ev.pages, resident_before=ev.resident_before,
                                resident_after=ev.resident_after, cold_verified=ev.verified)
-                io0, cpu0, t0 = io_read_bytes(), time.process_time(), time.perf_counter()
-                got = module.run(spec.path, [task])
-                rep.update(wall_s=time.perf_counter() - t0, cpu_s=time.process_time() - cpu0,
-                           disk_read_bytes=io_read_bytes() - io0)
+                with timed() as clock:
+                    got = module.run(spec.path, [task])
+                rep.update(wall_s=clock.wall_s, cpu_s=clock.cpu_s,
+                           disk_read_bytes=clock.disk_read_bytes)
                 compare(task, expected, got, what)  # every repetition, outside the timing
                 return rep
 
@@ -154,11 +152,10 @@ def first_histogram(module: ModuleType, path: str, task: T.Task, expected: T.His
     which the cold runs and the storage profiles measure. Its histograms are checked like any
     run's, outside the timing."""
     resident, pages = load(path)
-    cpu0, t0 = time.process_time(), time.perf_counter()
-    got = module.run(path, [task])
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    with timed() as clock:
+        got = module.run(path, [task])
     compare(task, expected, got, what)
-    return {"task": task.number, "wall_s": wall, "cpu_s": cpu,
+    return {"task": task.number, "wall_s": clock.wall_s, "cpu_s": clock.cpu_s,
             "resident_pages": resident, "pages": pages}
 
 

@@ -31,7 +31,6 @@ timed call and a collection between calls. Repetitions stop at ``repetitions``, 
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import subprocess
@@ -51,7 +50,7 @@ from hepfmt.errors import HepfmtError, InputError, VerificationError, exit_with
 from hepfmt.formats.root.backend import TREE, root
 from hepfmt.measure import isolated, memcap, timelimit
 from hepfmt.measure.pagecache import resident_pages
-from hepfmt.measure.timing import Stopping, interleaved
+from hepfmt.measure.timing import Stopping, interleaved, timed
 from hepfmt.provenance import collect
 from hepfmt.stats import summarize
 
@@ -187,15 +186,9 @@ class TimingSpec:
 
 
 def _timed(fn: Callable[[], tuple[int, int]]) -> tuple[float, float, tuple[int, int]]:
-    gc.collect()
-    gc.disable()
-    try:
-        cpu0, t0 = time.process_time(), time.perf_counter()
+    with timed() as clock:
         got = fn()
-        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    finally:
-        gc.enable()
-    return wall, cpu, got
+    return clock.wall_s, clock.cpu_s, got
 
 
 def repeat(calls: dict[str, Callable[[], tuple[int, int]]], expect: tuple[int, int],
