@@ -445,23 +445,24 @@ def zip_bytes_of(path: Path, format_name: str, timeout: float) -> dict[str, int]
                          path, "reading its layout", timeout, data_bytes=0)  # metadata only
 
 
-def _size_record_of(path: Path, size_record: str | Path | None, naive_bytes: float) -> dict:
+def _size_record_of(path: Path, size_record: str | Path | None,
+                    naive_bytes: float) -> SizeRecord | None:
     """The file's size record, once it is shown to describe this file, of its size and its
     source's naive bytes (:meth:`SizeRecord.load_for`; their content is checked, where a proof
     depends on it, by the measurement: :func:`_prime`)."""
     if size_record is None:
-        return {}
-    return SizeRecord.load_for(size_record, path, naive_bytes, content_digest.of).as_dict()
+        return None
+    return SizeRecord.load_for(size_record, path, naive_bytes, content_digest.of)
 
 
-def proven_by(record: dict, reader: str, path: Path) -> str:
+def proven_by(record: SizeRecord | None, reader: str, path: Path) -> str:
     """``"convert"`` when the size record holds a passed proof of ``reader`` on every branch of
     the file, and the digest of the bytes it proved (which the measurement checks before any
     timing); empty when it holds none, or no digest (a record older than digests: the proof
     cannot be tied to the file's bytes, so the read proves the reader again); an error when the
     proof failed: a reader that read wrong values is never timed."""
-    proof = record.get("proofs", {}).get(reader)
-    if proof is None or not record.get("digest"):
+    proof = record.proofs.get(reader) if record is not None else None
+    if proof is None or not record.digest:
         return ""
     if not proof["ok"]:
         raise VerificationError(path, f"{reader} failed its proof at convert: {proof['error']}")
@@ -491,11 +492,11 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
     schema = schema_of(meta)
     record = _size_record_of(path, size_record, meta["naive_bytes"])
     # empty where the library does not say (Vortex): asking the file again would not help
-    zip_by_branch = record["zip_bytes_by_branch"] if "zip_bytes_by_branch" in record \
+    zip_by_branch = record.zip_bytes_by_branch if record is not None \
         else zip_bytes_of(path, format_name, timeout)
     provenance = collect(data_path=path.parent)
     fs_verifiable = bool(provenance["filesystem"]["cold_verifiable"])
-    timed = []  # per read: what makes its row once its selection's codec bound is known
+    made = []  # per read: what makes its row once its selection's codec bound is known
     branches_of = {name: schema.names if sel == ALL else list(sel)
                    for name, sel in selections.items()}
     sweep = [threads] if isinstance(threads, int) else list(threads)
@@ -513,18 +514,19 @@ def measure_file(path: str | Path, source: str | Path, format_name: str, variant
                                   stopping.min_repetitions, stopping.budget_s,
                                   int(meta["n_events"])))
         proven = proven_by(record, reader, path)
-        results = spawn_reads(specs, timeout, proven_by=proven, digest=record.get("digest", ""))
+        results = spawn_reads(specs, timeout, proven_by=proven,
+                              digest=record.digest if record else "")
         for spec, res in zip(specs, results, strict=True):
             zip_bytes = sum(zip_by_branch.get(b, 0) for b in spec.branches)
             naive = sum(meta["naive_bytes_by_branch"][b] for b in spec.branches)
             values = sum(int(meta["checksums"][b][0]) for b in spec.branches)
             for mode, reps in res["modes"].items():
-                timed.append((spec, mode, reps, res, zip_bytes, naive, values))
+                made.append((spec, mode, reps, res, zip_bytes, naive, values))
     # after every timed read: the codec bound of each selection, and each read's fraction of it
     bounds = codec_bounds(path, format_name, branches_of, meta, timeout)
     reads = [_read_record(spec, mode, reps, res, zip_bytes, naive, meta["n_events"],
                           fs_verifiable, values, bounds.get(spec.selection)).as_dict()
-             for spec, mode, reps, res, zip_bytes, naive, values in timed]
+             for spec, mode, reps, res, zip_bytes, naive, values in made]
     return ReadRecord(
         file=str(path), sample=meta["sample"], process=meta["process"],
         format=name or format_name, adapter=format_name, variant=variant,
