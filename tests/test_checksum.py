@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hepfmt.checksum import EMPTY, checksum, differs_by, fmt, merge
 
 U64 = 1 << 64

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from conftest import CLUSTER_SIZE, N_EVENTS, compressed_variant
 from hepfmt import formats
 from hepfmt.errors import MAX_CHARS

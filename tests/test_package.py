@@ -9,6 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+
 from hepfmt import __version__
 from hepfmt.cli import main
 

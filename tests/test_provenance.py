@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hepfmt import provenance
 from hepfmt.measure.reads import ReadSpec, _read_record
 

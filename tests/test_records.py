@@ -8,6 +8,7 @@ import re
 from dataclasses import fields
 
 import pytest
+
 from hepfmt.errors import InputError
 from hepfmt.measure.reads import ReadSpec, _read_record
 from hepfmt.records import ReadRow, own_peak_bytes

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+
 from hepfmt import formats
 
 HEPFMT = [sys.executable, "-m", "hepfmt.cli"]

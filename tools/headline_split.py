@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
+
 from hepfmt.provenance import git_commit
 
 COLUMNS = {"median_s": "wall s", "user_s": "user s", "sys_s": "sys s", "wait_s": "waiting s"}

@@ -9,6 +9,7 @@ import shlex
 from collections.abc import Iterator
 
 import pytest
+
 from hepfmt.cli import build_parser
 from hepfmt.cli.arguments import Parser
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import N_EVENTS
 from helpers import ROOT
 from hepfmt.cli import build_parser, main

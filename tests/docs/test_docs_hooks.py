@@ -7,14 +7,15 @@ import importlib.util
 from types import ModuleType
 
 import pytest
+from mkdocs.config import load_config
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import Files
+
 from helpers import ROOT
 from hepfmt.cli import build_parser
 from hepfmt.measure.storage.profiles import PROFILES
 from hepfmt.queries.tasks import TASKS
 from hepfmt.samples.processes import PROCESSES
-from mkdocs.config import load_config
-from mkdocs.exceptions import PluginError
-from mkdocs.structure.files import Files
 
 HOOKS = ROOT / "docs" / "hooks"
 

@@ -13,8 +13,9 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from helpers import ROOT
 from nbclient import NotebookClient
+
+from helpers import ROOT
 
 NOTEBOOK = ROOT / "examples" / "read-results.ipynb"
 DEFAULT_RUN = ROOT / "results" / "reference" / "amd-epyc"

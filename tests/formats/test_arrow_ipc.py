@@ -9,6 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.feather as feather
 import pytest
+
 from conftest import N_EVENTS
 from hepfmt import formats
 from hepfmt.errors import InputError

@@ -5,6 +5,7 @@ the file."""
 from __future__ import annotations
 
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import ConfigError, InputError
 

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from hepfmt import formats
 from hepfmt.cli import main
 from hepfmt.errors import MAX_CHARS, VERBOSE, InputError, VerificationError, brief

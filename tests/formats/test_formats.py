@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+
 from hepfmt import formats
 from hepfmt.codec import Variant
 from hepfmt.formats import protobuf

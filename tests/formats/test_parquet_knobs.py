@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import ConfigError, InputError
 

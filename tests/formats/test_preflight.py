@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import uproot
+
 from conftest import compressed_variant
 from hepfmt.errors import ConfigError, InputError
 from hepfmt.formats import preflight

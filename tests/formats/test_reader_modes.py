@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from tests.conftest import CLUSTER_SIZE, N_EVENTS
+
 from hepfmt import formats
 from hepfmt.errors import ConfigError
 from hepfmt.formats import arrow_pool
 from hepfmt.formats.base import HANDOVER, MODES, STREAM, Marks, touch
 from hepfmt.samples.source import to_column
-
-from tests.conftest import CLUSTER_SIZE, N_EVENTS
 
 
 def _has_pool(name: str) -> bool:

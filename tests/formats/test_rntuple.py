@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import InputError, VerificationError
 from hepfmt.formats.root import rntuple

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import ConfigError, InputError
 from hepfmt.samples.source import to_column

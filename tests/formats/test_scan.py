@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from conftest import N_EVENTS, compressed_variant
 from hepfmt import formats
 from hepfmt.formats.base import Marks

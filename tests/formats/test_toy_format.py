@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+
 from conftest import CLUSTER_SIZE, N_EVENTS, SELECTION
 from hepfmt import formats
 from hepfmt.cli import main

@@ -12,6 +12,7 @@ import gzip
 import os
 
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import InputError
 from hepfmt.formats.base import Blocks

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
 from hepfmt.formats.base import Marks, Reader
 from hepfmt.measure.reads import ReadSpec, timed_scan
 from hepfmt.measure.timing import usage_split

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import SELECTION
 from hepfmt.cli import main
 from hepfmt.measure import digest, reads

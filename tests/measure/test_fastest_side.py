@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import SELECTION
 from hepfmt.errors import InputError, UsageError
 from hepfmt.measure.fastest import Candidate, choose

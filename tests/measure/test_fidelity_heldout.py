@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import uproot
+
 from hepfmt.cli import main
 from hepfmt.measure import fidelity, heldout
 from hepfmt.measure.heldout import halves, held_out

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import hepfmt.formats.base as base
 import pytest
+
+import hepfmt.formats.base as base
 from conftest import N_EVENTS, SELECTION
 from hepfmt.formats.root import ttree
 from hepfmt.measure import reads

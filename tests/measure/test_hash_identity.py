@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import SELECTION
 from hepfmt.errors import VerificationError
 from hepfmt.measure import digest, reads

@@ -9,6 +9,7 @@ import sys
 from functools import cache
 
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.measure.layers import OTHER, PARQUET_LAYERS, classify, layer_of, profiled_readers
 

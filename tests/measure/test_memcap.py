@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hepfmt.errors import ConfigError, InputError, VerificationError
 from hepfmt.measure import isolated, memcap
 from hepfmt.measure.memcap import GB

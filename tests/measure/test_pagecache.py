@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from hepfmt.measure.pagecache import evict, resident_pages
 
 NO_EVICTION_FS = {"tmpfs", "ramfs"}

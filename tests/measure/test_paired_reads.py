@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import N_EVENTS, SELECTION
 from hepfmt.errors import HepfmtError, InputError, VerificationError
 from hepfmt.measure import invariants, load

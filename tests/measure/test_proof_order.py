@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from conftest import CLUSTER_SIZE
 from hepfmt import formats
 from hepfmt.errors import VerificationError

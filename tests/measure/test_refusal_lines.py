@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from hepfmt import cli
 from hepfmt.cli import main
 from hepfmt.errors import VerificationError

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from conftest import CLUSTER_SIZE, N_EVENTS, PROCESS, SEED, SELECTION
 from helpers import ROOT, write_config
 from hepfmt.cli import main

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from conftest import SELECTION
 from hepfmt import records
 from hepfmt.cli import main

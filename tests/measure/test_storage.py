@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
 from hepfmt.errors import ConfigError
 from hepfmt.measure.pagecache import evict
 from hepfmt.measure.storage import Unavailable, blockdev, costmodel, ledger, profiles

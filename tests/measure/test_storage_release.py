@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from hepfmt.measure.storage import Unavailable, blockdev, ledger
 
 #: How long a release may take (the supervisor polls every 0.5 s; a loop device's detach and

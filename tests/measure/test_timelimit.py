@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from hepfmt import formats
 from hepfmt.cli import main
 from hepfmt.errors import ConfigError, InputError, exit_with

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
 from hepfmt.measure.timing import Stopping, repeat
 from hepfmt.stats import fit_fixed_cost, median_interval, parts, parts_of, sharp
 

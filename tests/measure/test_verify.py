@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import CLUSTER_SIZE
 from hepfmt import formats
 from hepfmt.errors import VerificationError

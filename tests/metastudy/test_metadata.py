@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 import uproot
 import yaml
+
 from hepfmt.codec import Variant
 from hepfmt.errors import ConfigError, InputError, VerificationError
 from hepfmt.measure import timing

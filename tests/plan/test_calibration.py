@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.plan import calibration, cost, paths, resources, resultsdir, study
 from hepfmt.plan import config as cfg

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt.errors import ConfigError, InputError
 from hepfmt.plan import config as cfg
 from hepfmt.plan.study import (

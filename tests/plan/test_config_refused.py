@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import pytest
 import yaml
+
 from helpers import ROOT, run_snakemake
 from hepfmt.cli import main
 from hepfmt.errors import ConfigError

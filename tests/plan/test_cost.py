@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from hepfmt import formats
 from hepfmt.cli import main
 from hepfmt.formats.base import ReadCost, ReadParts
@@ -156,6 +157,7 @@ def test_a_real_file_sample_is_costed_at_its_own_events(tmp_path) -> None:
     """Issue 17: a local file's entries come from its metadata, not an assumed 200,000."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from hepfmt.plan import cost
 
     path = tmp_path / "real.parquet"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt.errors import ConfigError
 from hepfmt.plan import config as cfg
 from hepfmt.plan import study

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from helpers import ROOT, SNAKEMAKE, run_snakemake
 from hepfmt import atomic
 from hepfmt.cli import main

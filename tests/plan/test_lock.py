@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from hepfmt import atomic
 from hepfmt.plan import lock, resultsdir
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt.errors import ConfigError
 from hepfmt.plan import commands, record, study
 from hepfmt.plan import config as cfg

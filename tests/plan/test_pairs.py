@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt.cli import build_parser
 from hepfmt.errors import ConfigError
 from hepfmt.measure.pairs import PairSpec

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt.plan import config as cfg
 from hepfmt.plan import metagrid, paths, study
 

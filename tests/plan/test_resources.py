@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from hepfmt import formats
 from hepfmt.formats.base import DEFAULT_WRITE_MEMORY
 from hepfmt.plan import config as cfg

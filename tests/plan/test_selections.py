@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+
 from hepfmt.cli import main
 from hepfmt.errors import ConfigError
 from hepfmt.plan import commands, selections

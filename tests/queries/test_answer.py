@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+
 from helpers import ROOT
 from hepfmt.plan import config as cfg
 from hepfmt.plan.record import record

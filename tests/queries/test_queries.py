@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from hepfmt import formats
 from hepfmt.errors import VerificationError
 from hepfmt.queries import ENGINES, DistributedModule, Engine, EngineModule, supported

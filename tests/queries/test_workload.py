@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+
 from conftest import CLUSTER_SIZE, N_EVENTS
 from helpers import ROOT, run_snakemake
 from hepfmt.cli import main

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from hepfmt.errors import InputError
 from hepfmt.report import answer
 from hepfmt.report.answer import cpus

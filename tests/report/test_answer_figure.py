@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
 from hepfmt.plan import config as cfg
 from hepfmt.plan.record import record
 from hepfmt.report import direction, figures, plan_record

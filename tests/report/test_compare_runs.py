@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.report.compare_runs import (

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from paired_records import PROV, plan, record, size_records, write
+
 from hepfmt.plan import resources
 from hepfmt.report import answer
 from hepfmt.report.tables import tabulate
-from paired_records import PROV, plan, record, size_records, write
 
 N_EVENTS, CLUSTER = 4000, 1000
 #: per CPU model, ROOT's steady rate (events/s): Parquet's is 10000 on both

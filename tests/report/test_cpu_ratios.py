@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from paired_records import PROV, plan, record, write
+
 from hepfmt import paired
 from hepfmt.report import answer
 from hepfmt.report.tables import tabulate
-from paired_records import PROV, plan, record, write
 
 N_EVENTS, CLUSTER, FILE_EVENTS = 4000, 1000, 2_000_000
 #: Each side's user, system share of its wall time (the rest waiting).

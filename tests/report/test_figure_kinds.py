@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hepfmt.report.figures import inputs, memory, tradeoff
 from test_figures import study_config, synthetic_study
+
+from hepfmt.report.figures import inputs, memory, tradeoff
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paired_records import record, with_selections
+from paired_records import write as write_pair
+
 from hepfmt.cli import main
 from hepfmt.plan import study as grid
 from hepfmt.plan.config import validate
@@ -23,8 +26,6 @@ from hepfmt.report import direction, figures, plan_record
 from hepfmt.report.figures import axes, inputs, memory, ratios, tradeoff
 from hepfmt.report.style import provenance_footer
 from hepfmt.report.tables import tabulate
-from paired_records import record, with_selections
-from paired_records import write as write_pair
 
 PROV = {"date": "2026-01-01T00:00:00+00:00",
         "versions": {"pyarrow": "26.0.1", "ROOT": "6.40.00", "uproot": "5.7.7"},

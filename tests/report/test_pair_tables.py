@@ -12,14 +12,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paired_records import PROV as PAIR_PROV
+from paired_records import plan, record, size_records, write
+
 from hepfmt import paired
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.report import figures
 from hepfmt.report.figures import inputs, ratios
 from hepfmt.report.tables import tabulate
-from paired_records import PROV as PAIR_PROV
-from paired_records import plan, record, size_records, write
 
 N_EVENTS, CLUSTER, FILE_EVENTS = 4000, 1000, 2_000_000
 SIZE_PROV = {**PAIR_PROV, "machine": {**PAIR_PROV["machine"], "cpu": "size cpu"}}

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.plan.config import validate

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from paired_records import plan
+
 from hepfmt.report.load import load_reads
 from hepfmt.report.steady import steady_throughput
 from hepfmt.report.tables import tabulate
@@ -22,7 +24,6 @@ from hepfmt.stats import (
     samples_interval,
     summarize,
 )
-from paired_records import plan
 
 #: The artificial reader: open + set-up before the first event, then a fixed cost per event.
 OPEN, SETUP, COST = 0.1, 0.4, 1e-4

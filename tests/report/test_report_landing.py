@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+
 from helpers import ROOT
 from hepfmt.report import direction, report_rst
 

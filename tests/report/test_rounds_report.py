@@ -9,10 +9,11 @@ import math
 from pathlib import Path
 
 import pytest
+from paired_records import record
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.paired import round_spread
-from paired_records import record
 
 N_EVENTS, CLUSTER = 4000, 1000
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.report import answer, direction
 from hepfmt.report.answer import cpus, facts

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hepfmt.report.tables import tabulate
 from paired_records import record, write
+
+from hepfmt.report.tables import tabulate
 
 PROV = {"date": "2026-01-01T00:00:00+00:00", "versions": {"pyarrow": "26.0.1"},
         "machine": {"cpu": "test cpu", "cores": 2, "memory_bytes": 2**30, "kernel": "k"},

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from hepfmt.errors import InputError
 from hepfmt.plan.config import validate
 from hepfmt.plan.record import record

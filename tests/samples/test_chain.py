@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hepfmt.samples.chain import learn_chain
 from hepfmt.samples.generate import generate_chunk
 from hepfmt.samples.model import Model, ValueModel

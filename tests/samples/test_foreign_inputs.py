@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from hepfmt.cli import main
 from hepfmt.samples.inputs import plain_type
 from hepfmt.samples.source import open_source

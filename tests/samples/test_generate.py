@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hepfmt.samples.generate as gen
 import numpy as np
 import pyarrow as pa
 import pytest
+
+import hepfmt.samples.generate as gen
 from hepfmt.errors import ConfigError
 from hepfmt.samples.model import Model, default_model, round_mantissa
 from hepfmt.samples.processes import PROCESSES

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import uproot
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.samples.relations import check_chunk, check_parquet

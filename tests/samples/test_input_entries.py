@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import uproot
 import yaml
+
 from hepfmt.cli import main
 from hepfmt.errors import ConfigError
 from hepfmt.plan import config as cfg

@@ -13,6 +13,7 @@ import awkward as ak
 import numpy as np
 import pytest
 import uproot
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.samples.generate import generate

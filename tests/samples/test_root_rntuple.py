@@ -13,6 +13,7 @@ from pathlib import Path
 import awkward as ak
 import pytest
 import uproot
+
 from hepfmt.cli import main
 from hepfmt.errors import InputError
 from hepfmt.measure import fidelity

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from hepfmt.samples.generate import arrow_schema
 from hepfmt.samples.schema import Branch, Schema
 from hepfmt.samples.source import describe_source, naive_bytes, to_arrow, to_column

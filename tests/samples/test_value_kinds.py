@@ -13,6 +13,7 @@ from pathlib import Path
 import awkward as ak
 import numpy as np
 import uproot
+
 from hepfmt.samples.chain import learn_chain
 from hepfmt.samples.generate import generate
 from hepfmt.samples.learn import extract

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from helpers import ROOT, run_snakemake, small_schema
 from hepfmt.cli import main
 from hepfmt.plan import config as cfg

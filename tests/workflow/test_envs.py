@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from helpers import ROOT
 
 ENVS = sorted((ROOT / "envs").glob("*.yaml"))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from helpers import ROOT, run_snakemake, small_schema, write_config
 from hepfmt.plan import resources as r
 from hepfmt.plan import study as grid

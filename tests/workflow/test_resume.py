@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from helpers import ROOT, SNAKEMAKE, run_snakemake, small_schema
 from hepfmt import atomic
 from hepfmt.plan import lock, resultsdir

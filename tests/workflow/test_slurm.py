@@ -25,8 +25,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers import ROOT, run_snakemake, small_schema, write_config
 from local_slurm import NODE_MEMORY_MB, LocalSlurm, SlurmUnavailable
+
+from helpers import ROOT, run_snakemake, small_schema, write_config
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+
 from helpers import ROOT, run_snakemake, small_schema
 from hepfmt.cli import main
 from hepfmt.plan import calibration, paths
