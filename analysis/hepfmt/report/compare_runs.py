@@ -29,7 +29,6 @@ no steady rate) is shown as ``n/a`` and not counted.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from hepfmt.errors import InputError
+from hepfmt.records import read_json
 from hepfmt.stats import median_interval
 
 #: What names one ratio, in the order the lines show it; a table has some of these columns.
@@ -287,8 +287,8 @@ def load_run(directory: str | Path) -> tuple[pd.DataFrame, str]:
         cpus = sorted(df["cpu"].dropna().astype(str).unique()) if "cpu" in df.columns else []
         return df, " + ".join(cpus) or "unknown CPU"
     try:
-        return df, str(json.loads(prov.read_text())["machine"]["cpu"])
-    except (ValueError, KeyError, TypeError):
+        return df, str(read_json(prov, "provenance record")["machine"]["cpu"])
+    except (KeyError, TypeError):
         raise InputError(str(prov), "not a provenance record (no machine.cpu)") from None
 
 

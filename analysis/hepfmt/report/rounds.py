@@ -5,7 +5,6 @@ It is the measurement behind taking every read interval over rounds, not pairs
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -13,21 +12,21 @@ import numpy as np
 
 from hepfmt.errors import InputError
 from hepfmt.paired import round_spread
+from hepfmt.records import PairRecord, read_json
 from hepfmt.report.compare_runs import aligned
 
 
 def records(root: str | Path) -> list[dict]:
-    """Every pair record under ``root`` (a results directory, its ``pairs/``, or one file)."""
+    """Every pair record under ``root`` (a results directory, its ``pairs/``, or one file),
+    each loaded and checked as a :class:`PairRecord`; a JSON document of another kind is
+    passed over, one that is no JSON at all is an error naming it."""
     p = Path(root)
     files = [p] if p.is_file() else sorted(p.rglob("*.json"))
     docs = []
     for f in files:
-        try:
-            doc = json.loads(f.read_text())
-        except (OSError, ValueError) as exc:
-            raise InputError(str(f), f"not a pair record: {exc}") from None
+        doc = read_json(f, "pair record")
         if isinstance(doc, dict) and "selections" in doc and "pair" in doc:
-            docs.append(doc)
+            docs.append(PairRecord.load(f).as_dict())
     if not docs:
         raise InputError(str(p), "no pair records in it (run make run first)")
     return docs
