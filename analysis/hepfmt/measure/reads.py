@@ -419,7 +419,10 @@ def recorded_bounds(reads: str | Path, path: str | Path, selections: dict[str, l
     file and the CPU, so a second job on the same file (a pair job after the file's measure
     job) takes it from the record instead of decompressing the file again, but only when the
     record is of this file and these events, was measured on this CPU model, and holds a bound
-    of every selection over the same branches (their count and their values)."""
+    of every selection over the same branches (their count and their values). A record not
+    there (a pair job re-run by ``bench reproduce`` where no measure job ran) is no record."""
+    if not Path(reads).is_file():
+        return None
     record = ReadRecord.load(reads)
     if (str(record.file) != str(path) or int(record.n_events) != int(meta["n_events"])
             or record.provenance.get("machine", {}).get("cpu") != machine()["cpu"]):
